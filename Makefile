@@ -1,0 +1,57 @@
+# liqo-relay. Two commands set everything up on a fresh machine:
+#   make demo   an in-process federation of three relays, on loopback, unprivileged
+#   make test   installs what the tests need, then unit, race and e2e tests
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/relay
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/liqo-relay/relay/pkg/version.Version=$(VERSION)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Debian packages the tests use: ip/tc for namespaces, ping for e2e checks.
+TEST_DEBS := iproute2 iputils-ping
+
+.PHONY: all build test unit e2e deps demo bench lint fmt vet staticcheck clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/relay
+
+# deps installs what the tests need. It is idempotent and quiet when all is there.
+deps:
+	@missing=""; for p in $(TEST_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "missing Debian packages:$$missing (run as root to install; e2e tests will skip)"; fi; \
+	fi
+	$(GO) mod download
+
+test: deps build
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+unit:
+	$(GO) test -race -count=1 -short ./...
+
+# e2e runs only the namespace tests (root). They are part of `make test` too.
+e2e: deps build
+	$(GO) test -race -count=1 -timeout 20m -run 'E2E' -v ./test/e2e/...
+
+demo: build
+	./$(BIN) demo
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./pkg/... ./test/...
+
+lint: fmt vet staticcheck
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
+
+clean:
+	rm -rf bin

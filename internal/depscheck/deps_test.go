@@ -1,0 +1,171 @@
+// Package depscheck enforces which package may import which: the pure core
+// (config, failover, health, router) stays free of I/O and heavy
+// dependencies, gVisor stays behind pkg/tun, and client-go behind the
+// Kubernetes package.
+package depscheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/liqo-relay/relay"
+
+// pure lists the packages that must stay pure: no sockets, files, clocks,
+// goroutines, gVisor, wireguard-go or client-go.
+var pure = []string{
+	module + "/pkg/config",
+	module + "/pkg/failover",
+	module + "/pkg/health",
+	module + "/pkg/router",
+}
+
+// forbiddenDirect may not be imported directly by a pure package.
+var forbiddenDirect = []string{"net", "os", "os/exec", "syscall", "log", "net/http", "unsafe"}
+
+// forbiddenAnywhere may not be reached, even transitively, by a pure package.
+var forbiddenAnywhere = []string{"gvisor.dev/", "golang.zx2c4.com/wireguard", "k8s.io/client-go", "github.com/vishvananda/", "github.com/prometheus/"}
+
+// confined maps a dependency prefix to the package prefixes allowed to import it directly.
+var confined = map[string][]string{
+	"gvisor.dev/":                    {module + "/pkg/tun"},
+	"k8s.io/client-go":               {module + "/pkg/kube"},
+	"github.com/vishvananda/netlink": {module + "/pkg/tun", module + "/internal/netns"},
+}
+
+type pkg struct {
+	ImportPath  string
+	Dir         string
+	GoFiles     []string
+	Imports     []string
+	Deps        []string
+	TestImports []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, errb.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decoding go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 3 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func hasPrefixAny(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if s == p || strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func isPure(path string) bool {
+	for _, p := range pure {
+		if path == p {
+			return true
+		}
+	}
+	return false
+}
+
+func TestPurePackagesStayPure(t *testing.T) {
+	found := 0
+	for _, p := range listPackages(t) {
+		if !isPure(p.ImportPath) {
+			continue
+		}
+		found++
+		for _, imp := range p.Imports {
+			for _, f := range forbiddenDirect {
+				if imp == f {
+					t.Errorf("%s imports %q: pure packages do no I/O (take values and time as inputs)", p.ImportPath, imp)
+				}
+			}
+		}
+		for _, dep := range p.Deps {
+			if hasPrefixAny(dep, forbiddenAnywhere) {
+				t.Errorf("%s depends on %s: keep heavy dependencies out of the pure core", p.ImportPath, dep)
+			}
+		}
+		checkNoClockOrGoroutines(t, p)
+	}
+	if found == 0 {
+		t.Fatal("none of the pure packages was found: is the list stale?")
+	}
+}
+
+// checkNoClockOrGoroutines parses the non-test files of a pure package and
+// rejects wall-clock reads, sleeps, timers and go statements.
+func checkNoClockOrGoroutines(t *testing.T, p pkg) {
+	banned := map[string]bool{"Now": true, "Since": true, "Until": true, "Sleep": true, "AfterFunc": true, "NewTimer": true, "NewTicker": true, "Tick": true, "After": true}
+	fset := token.NewFileSet()
+	for _, name := range p.GoFiles {
+		file := filepath.Join(p.Dir, name)
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatalf("parse %s: %v", file, err)
+		}
+		timeName := ""
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"time"` {
+				timeName = "time"
+				if imp.Name != nil {
+					timeName = imp.Name.Name
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.GoStmt:
+				t.Errorf("%s: go statement in pure package %s", fset.Position(x.Pos()), p.ImportPath)
+			case *ast.SelectorExpr:
+				if id, ok := x.X.(*ast.Ident); ok && timeName != "" && id.Name == timeName && banned[x.Sel.Name] {
+					t.Errorf("%s: time.%s in pure package %s: take now as an input", fset.Position(x.Pos()), x.Sel.Name, p.ImportPath)
+				}
+			}
+			return true
+		})
+	}
+}
+
+func TestConfinedDependencies(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			for dep, allowed := range confined {
+				if strings.HasPrefix(imp, dep) && !hasPrefixAny(p.ImportPath, allowed) {
+					t.Errorf("%s imports %s; only %v may", p.ImportPath, imp, allowed)
+				}
+			}
+		}
+	}
+}
+
+func TestOnlyOneMain(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if strings.HasPrefix(p.ImportPath, module+"/cmd/") && p.ImportPath != module+"/cmd/relay" {
+			t.Errorf("%s: cmd/relay is the only main", p.ImportPath)
+		}
+	}
+}
