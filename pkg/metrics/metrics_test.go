@@ -1,0 +1,368 @@
+package metrics_test
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/liqo-relay/relay/pkg/metrics"
+)
+
+// gatherCompare checks the named families of m's registry against the
+// exposition text want (HELP and TYPE lines included).
+func gatherCompare(t *testing.T, m *metrics.Metrics, want string, names ...string) {
+	t.Helper()
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), names...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func count(t *testing.T, m *metrics.Metrics, name string) int {
+	t.Helper()
+	n, err := testutil.GatherAndCount(m.Registry(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestPathGauges(t *testing.T) {
+	m := metrics.New()
+	m.SetPathUp("b", "direct", true)
+	m.SetPathUp("b", "consumer", false)
+	m.SetPathLoss("b", "direct", 0.25)
+	m.SetPathLoss("b", "consumer", 1.7) // clamped
+	m.SetPeerReachable("b", true)
+	m.SetPeerReachable("c", false)
+
+	gatherCompare(t, m, `
+# HELP relay_path_up 1 if the path to the peer is up (probes answered), 0 if down or dampened.
+# TYPE relay_path_up gauge
+relay_path_up{path="consumer",peer="b"} 0
+relay_path_up{path="direct",peer="b"} 1
+# HELP relay_path_loss_ratio Estimated probe loss on the path, 0 to 1.
+# TYPE relay_path_loss_ratio gauge
+relay_path_loss_ratio{path="consumer",peer="b"} 1
+relay_path_loss_ratio{path="direct",peer="b"} 0.25
+# HELP relay_peer_reachable 1 if at least one path to the peer is usable, else 0.
+# TYPE relay_peer_reachable gauge
+relay_peer_reachable{peer="b"} 1
+relay_peer_reachable{peer="c"} 0
+`, "relay_path_up", "relay_path_loss_ratio", "relay_peer_reachable")
+}
+
+func TestPathSwitched(t *testing.T) {
+	m := metrics.New()
+	m.PathSwitched("b", "", "direct", "initial")
+	m.PathSwitched("b", "direct", "consumer", "down")
+	m.PathSwitched("b", "consumer", "direct", "better")
+	m.PathSwitched("b", "direct", "consumer", "down")
+
+	gatherCompare(t, m, `
+# HELP relay_path_active 1 if the path currently carries the peer's traffic, else 0.
+# TYPE relay_path_active gauge
+relay_path_active{path="consumer",peer="b"} 1
+relay_path_active{path="direct",peer="b"} 0
+# HELP relay_path_switches_total Changes of the peer's active path, by old path, new path and reason.
+# TYPE relay_path_switches_total counter
+relay_path_switches_total{from="consumer",peer="b",reason="better",to="direct"} 1
+relay_path_switches_total{from="direct",peer="b",reason="down",to="consumer"} 2
+relay_path_switches_total{from="none",peer="b",reason="initial",to="direct"} 1
+`, "relay_path_active", "relay_path_switches_total")
+
+	m.SetPathActive("b", "consumer", false)
+	gatherCompare(t, m, `
+# HELP relay_path_active 1 if the path currently carries the peer's traffic, else 0.
+# TYPE relay_path_active gauge
+relay_path_active{path="consumer",peer="b"} 0
+relay_path_active{path="direct",peer="b"} 0
+`, "relay_path_active")
+}
+
+func TestObserveRTT(t *testing.T) {
+	m := metrics.New()
+	for _, d := range []time.Duration{
+		80 * time.Microsecond,   // below the first bucket
+		3 * time.Millisecond,    // le 0.005
+		10 * time.Millisecond,   // exactly on le 0.01
+		1500 * time.Millisecond, // le 2
+		5 * time.Second,         // only +Inf
+	} {
+		m.ObserveRTT("b", "direct", d)
+	}
+	gatherCompare(t, m, `
+# HELP relay_path_rtt_seconds Round-trip time of answered probes on the path.
+# TYPE relay_path_rtt_seconds histogram
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.0001"} 1
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.00025"} 1
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.0005"} 1
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.001"} 1
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.0025"} 1
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.005"} 2
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.01"} 3
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.025"} 3
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.05"} 3
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.1"} 3
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.25"} 3
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="0.5"} 3
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="1"} 3
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="2"} 4
+relay_path_rtt_seconds_bucket{path="direct",peer="b",le="+Inf"} 5
+relay_path_rtt_seconds_sum{path="direct",peer="b"} 6.51308
+relay_path_rtt_seconds_count{path="direct",peer="b"} 5
+`, "relay_path_rtt_seconds")
+}
+
+func TestProbeCounters(t *testing.T) {
+	m := metrics.New()
+	for range 10 {
+		m.ProbeSent("b", "direct")
+	}
+	m.ProbeSent("b", "consumer")
+	m.ProbeLost("b", "direct")
+	m.ProbeLost("b", "direct")
+	gatherCompare(t, m, `
+# HELP relay_probes_sent_total Probes sent on the path.
+# TYPE relay_probes_sent_total counter
+relay_probes_sent_total{path="consumer",peer="b"} 1
+relay_probes_sent_total{path="direct",peer="b"} 10
+# HELP relay_probes_lost_total Probes on the path that got no answer in time.
+# TYPE relay_probes_lost_total counter
+relay_probes_lost_total{path="direct",peer="b"} 2
+`, "relay_probes_sent_total", "relay_probes_lost_total")
+}
+
+func TestPeerBytesCumulative(t *testing.T) {
+	m := metrics.New()
+	steps := []struct {
+		rx, tx         uint64
+		wantRX, wantTX string
+	}{
+		{100, 10, "100", "10"},
+		{300, 10, "300", "10"},
+		{50, 20, "350", "20"}, // rx reset by WireGuard: carried forward
+		{80, 5, "380", "25"},  // tx reset too
+		{80, 5, "380", "25"},  // unchanged
+	}
+	for i, s := range steps {
+		m.SetPeerBytes("b", s.rx, s.tx)
+		want := `
+# HELP relay_peer_bytes_total Bytes exchanged with the peer over WireGuard, by direction (rx or tx).
+# TYPE relay_peer_bytes_total counter
+relay_peer_bytes_total{direction="rx",peer="b"} ` + s.wantRX + `
+relay_peer_bytes_total{direction="tx",peer="b"} ` + s.wantTX + "\n"
+		if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "relay_peer_bytes_total"); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+}
+
+func TestRouterCounters(t *testing.T) {
+	m := metrics.New()
+	// Every bounded label value is present from the start.
+	gatherCompare(t, m, `
+# HELP relay_packets_dropped_total Packets the router refused, by reason.
+# TYPE relay_packets_dropped_total counter
+relay_packets_dropped_total{reason="bad_destination"} 0
+relay_packets_dropped_total{reason="bad_source"} 0
+relay_packets_dropped_total{reason="malformed"} 0
+# HELP relay_translated_packets_total Packets whose addresses were rewritten to resolve overlapping pod CIDRs, by direction.
+# TYPE relay_translated_packets_total counter
+relay_translated_packets_total{direction="rx"} 0
+relay_translated_packets_total{direction="tx"} 0
+# HELP relay_config_reloads_total Configuration reloads, by result (ok or error).
+# TYPE relay_config_reloads_total counter
+relay_config_reloads_total{result="error"} 0
+relay_config_reloads_total{result="ok"} 0
+`, "relay_packets_dropped_total", "relay_translated_packets_total", "relay_config_reloads_total")
+
+	m.AddPacketsDropped(metrics.DropBadSource, 3)
+	m.AddPacketsDropped(metrics.DropMalformed, 1)
+	m.AddPacketsDropped(metrics.DropReason(200), 5)     // ignored
+	m.AddPacketsDropped(metrics.DropBadDestination, -4) // ignored
+	m.AddTranslated(metrics.DirRX, 7)
+	m.AddTranslated(metrics.DirTX, 2)
+	m.AddTranslated(metrics.Direction(9), 1) // ignored
+	m.AddMSSClamped(4)
+	m.ConfigReloaded(nil)
+	m.ConfigReloaded(nil)
+	m.ConfigReloaded(errors.New("bad yaml"))
+	m.HandshakeInitiated("b", metrics.HandshakeStartup)
+	m.HandshakeInitiated("b", metrics.HandshakePeerRestarted)
+	m.HandshakeInitiated("c", metrics.HandshakePeerAdded)
+
+	gatherCompare(t, m, `
+# HELP relay_packets_dropped_total Packets the router refused, by reason.
+# TYPE relay_packets_dropped_total counter
+relay_packets_dropped_total{reason="bad_destination"} 0
+relay_packets_dropped_total{reason="bad_source"} 3
+relay_packets_dropped_total{reason="malformed"} 1
+# HELP relay_translated_packets_total Packets whose addresses were rewritten to resolve overlapping pod CIDRs, by direction.
+# TYPE relay_translated_packets_total counter
+relay_translated_packets_total{direction="rx"} 7
+relay_translated_packets_total{direction="tx"} 2
+# HELP relay_mss_clamped_total TCP SYN packets whose MSS option was lowered to fit the tunnel MTU.
+# TYPE relay_mss_clamped_total counter
+relay_mss_clamped_total 4
+# HELP relay_config_reloads_total Configuration reloads, by result (ok or error).
+# TYPE relay_config_reloads_total counter
+relay_config_reloads_total{result="error"} 1
+relay_config_reloads_total{result="ok"} 2
+# HELP relay_handshakes_initiated_total WireGuard handshakes the relay initiated with the peer, by reason.
+# TYPE relay_handshakes_initiated_total counter
+relay_handshakes_initiated_total{peer="b",reason="peer-restarted"} 1
+relay_handshakes_initiated_total{peer="b",reason="startup"} 1
+relay_handshakes_initiated_total{peer="c",reason="peer-added"} 1
+`, "relay_packets_dropped_total", "relay_translated_packets_total", "relay_mss_clamped_total",
+		"relay_config_reloads_total", "relay_handshakes_initiated_total")
+}
+
+func TestBuildInfo(t *testing.T) {
+	m := metrics.New(metrics.WithVersion("v1.2.3"))
+	gatherCompare(t, m, `
+# HELP relay_build_info Always 1; the labels say which relay build is running.
+# TYPE relay_build_info gauge
+relay_build_info{goversion="`+runtime.Version()+`",version="v1.2.3"} 1
+`, "relay_build_info")
+}
+
+func TestRuntimeCollectors(t *testing.T) {
+	m := metrics.New()
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total"} {
+		if runtime.GOOS != "linux" && strings.HasPrefix(name, "process_") {
+			continue
+		}
+		if n := count(t, m, name); n != 1 {
+			t.Errorf("%s: %d series, want 1", name, n)
+		}
+	}
+}
+
+// record touches every per-peer series of peer on the given paths.
+func record(m *metrics.Metrics, peer string, paths ...string) {
+	prev := ""
+	for _, p := range paths {
+		m.SetPathUp(peer, p, true)
+		m.ObserveRTT(peer, p, time.Millisecond)
+		m.SetPathLoss(peer, p, 0.1)
+		m.ProbeSent(peer, p)
+		m.ProbeLost(peer, p)
+		m.PathSwitched(peer, prev, p, "better")
+		prev = p
+	}
+	m.SetPeerReachable(peer, true)
+	m.SetPeerBytes(peer, 1, 2)
+	m.HandshakeInitiated(peer, metrics.HandshakeStartup)
+}
+
+var perPeer = []string{
+	"relay_path_up", "relay_path_active", "relay_path_rtt_seconds", "relay_path_loss_ratio",
+	"relay_probes_sent_total", "relay_probes_lost_total", "relay_path_switches_total",
+	"relay_peer_reachable", "relay_peer_bytes_total", "relay_handshakes_initiated_total",
+}
+
+func TestDeletePeer(t *testing.T) {
+	m := metrics.New()
+	record(m, "b", "direct", "consumer")
+	record(m, "c", "direct", "consumer")
+	before := map[string]int{}
+	for _, name := range perPeer {
+		before[name] = count(t, m, name)
+		if before[name] == 0 || before[name]%2 != 0 {
+			t.Fatalf("%s: %d series before deletion, want an even non-zero number", name, before[name])
+		}
+	}
+
+	m.DeletePeer("b")
+	m.DeletePeer("nobody") // no-op
+	for _, name := range perPeer {
+		if got, want := count(t, m, name), before[name]/2; got != want {
+			t.Errorf("%s: %d series after DeletePeer, want %d", name, got, want)
+		}
+	}
+
+	m.DeletePeer("c")
+	for _, name := range perPeer {
+		if got := count(t, m, name); got != 0 {
+			t.Errorf("%s: %d series after deleting every peer, want 0", name, got)
+		}
+	}
+	// Peer-independent series are untouched.
+	if got := count(t, m, "relay_packets_dropped_total"); got != 3 {
+		t.Errorf("relay_packets_dropped_total: %d series, want 3", got)
+	}
+}
+
+func TestDeletePath(t *testing.T) {
+	m := metrics.New()
+	record(m, "b", "direct", "consumer")
+	m.DeletePath("b", "consumer")
+
+	want := map[string]int{
+		"relay_path_up": 1, "relay_path_active": 1, "relay_path_rtt_seconds": 1,
+		"relay_path_loss_ratio": 1, "relay_probes_sent_total": 1, "relay_probes_lost_total": 1,
+		// none->direct stays; direct->consumer named the deleted path.
+		"relay_path_switches_total": 1,
+		"relay_peer_reachable":      1, "relay_peer_bytes_total": 2, "relay_handshakes_initiated_total": 1,
+	}
+	for name, n := range want {
+		if got := count(t, m, name); got != n {
+			t.Errorf("%s: %d series after DeletePath, want %d", name, got, n)
+		}
+	}
+	gatherCompare(t, m, `
+# HELP relay_path_switches_total Changes of the peer's active path, by old path, new path and reason.
+# TYPE relay_path_switches_total counter
+relay_path_switches_total{from="none",peer="b",reason="better",to="direct"} 1
+`, "relay_path_switches_total")
+}
+
+func TestNilMetricsDiscards(t *testing.T) {
+	var m *metrics.Metrics
+	if m.Registry() != nil {
+		t.Fatal("nil Metrics has a registry")
+	}
+	// None of these may panic.
+	record(m, "b", "direct")
+	m.SetPathActive("b", "direct", true)
+	m.AddPacketsDropped(metrics.DropMalformed, 1)
+	m.AddTranslated(metrics.DirTX, 1)
+	m.AddMSSClamped(1)
+	m.ConfigReloaded(nil)
+	m.DeletePath("b", "direct")
+	m.DeletePeer("b")
+}
+
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	m := metrics.New()
+	allocs := testing.AllocsPerRun(100, func() {
+		m.AddPacketsDropped(metrics.DropBadSource, 1)
+		m.AddTranslated(metrics.DirRX, 1)
+		m.AddMSSClamped(1)
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per call, want 0", allocs)
+	}
+}
+
+func TestLabelStrings(t *testing.T) {
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{metrics.DropBadSource.String(), "bad_source"},
+		{metrics.DropBadDestination.String(), "bad_destination"},
+		{metrics.DropMalformed.String(), "malformed"},
+		{metrics.DropReason(99).String(), "unknown"},
+		{metrics.DirRX.String(), "rx"},
+		{metrics.DirTX.String(), "tx"},
+		{metrics.Direction(99).String(), "unknown"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
