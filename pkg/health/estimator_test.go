@@ -1,0 +1,122 @@
+package health
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func TestEstimatorConstantConverges(t *testing.T) {
+	e := NewEstimator(0)
+	for i := range 50 {
+		e.OnSuccess(20*time.Millisecond, t0.Add(time.Duration(i)*time.Second))
+	}
+	if e.SRTT() != 20*time.Millisecond {
+		t.Fatalf("SRTT = %v, want 20ms", e.SRTT())
+	}
+	// RTTVAR starts at R/2 = 10ms and decays by 3/4 per sample.
+	if e.Jitter() > 10*time.Microsecond {
+		t.Fatalf("Jitter = %v, want ~0", e.Jitter())
+	}
+	if e.Loss() != 0 || !e.LastSuccess().Equal(t0.Add(49*time.Second)) {
+		t.Fatalf("Loss %v LastSuccess %v", e.Loss(), e.LastSuccess())
+	}
+}
+
+func TestEstimatorFirstSample(t *testing.T) {
+	e := NewEstimator(0)
+	if e.HasRTT() || e.SRTT() != 0 || e.Loss() != 0 {
+		t.Fatal("zero estimator not empty")
+	}
+	e.OnSuccess(40*time.Millisecond, t0)
+	if e.SRTT() != 40*time.Millisecond || e.Jitter() != 20*time.Millisecond {
+		t.Fatalf("first sample: SRTT %v RTTVAR %v, want 40ms 20ms (RFC 6298 2.2)", e.SRTT(), e.Jitter())
+	}
+	e.OnSuccess(48*time.Millisecond, t0)
+	// RTTVAR = 3/4*20 + 1/4*|40-48| = 17; SRTT = 7/8*40 + 1/8*48 = 41.
+	if e.SRTT() != 41*time.Millisecond || e.Jitter() != 17*time.Millisecond {
+		t.Fatalf("second sample: SRTT %v RTTVAR %v, want 41ms 17ms", e.SRTT(), e.Jitter())
+	}
+}
+
+func TestEstimatorStepTracked(t *testing.T) {
+	e := NewEstimator(0)
+	for range 40 {
+		e.OnSuccess(10*time.Millisecond, t0)
+	}
+	// After the step, the error shrinks by 7/8 per sample: below 5% of the
+	// 40 ms step after ceil(log(0.05)/log(7/8)) = 23 samples.
+	n := 0
+	for e.SRTT() < 48*time.Millisecond {
+		e.OnSuccess(50*time.Millisecond, t0)
+		n++
+		if n > 100 {
+			t.Fatalf("SRTT stuck at %v", e.SRTT())
+		}
+	}
+	if n < 20 || n > 24 {
+		t.Fatalf("step tracked in %d samples, want ~23", n)
+	}
+}
+
+func TestEstimatorJitterAlternating(t *testing.T) {
+	e := NewEstimator(0)
+	for i := range 200 {
+		rtt := 10 * time.Millisecond
+		if i%2 == 1 {
+			rtt = 30 * time.Millisecond
+		}
+		e.OnSuccess(rtt, t0)
+	}
+	// Samples alternate +-10ms around 20ms: SRTT ~20ms, mean deviation ~10ms
+	// (SRTT wobbles by 1/8 of the swing, which biases the deviation a bit).
+	if d := e.SRTT() - 20*time.Millisecond; d < -2*time.Millisecond || d > 2*time.Millisecond {
+		t.Fatalf("SRTT = %v, want ~20ms", e.SRTT())
+	}
+	if j := e.Jitter(); j < 9*time.Millisecond || j > 11*time.Millisecond {
+		t.Fatalf("Jitter = %v, want ~10ms", j)
+	}
+}
+
+func TestEstimatorLossWindowSlides(t *testing.T) {
+	e := NewEstimator(4)
+	steps := []struct {
+		lost bool
+		want float64
+	}{
+		{true, 1},        // L
+		{false, 0.5},     // L .
+		{false, 1.0 / 3}, // L . .
+		{false, 0.25},    // L . . .
+		{false, 0},       // . . . .  (the loss slid out)
+		{true, 0.25},
+		{true, 0.5},
+	}
+	for i, s := range steps {
+		if s.lost {
+			e.OnLoss()
+		} else {
+			e.OnSuccess(time.Millisecond, t0)
+		}
+		if got := e.Loss(); math.Abs(got-s.want) > 1e-9 {
+			t.Fatalf("step %d: Loss = %v, want %v", i, got, s.want)
+		}
+	}
+}
+
+func TestEstimatorDefaultWindow32(t *testing.T) {
+	e := NewEstimator(0)
+	e.OnLoss()
+	for range 31 {
+		e.OnSuccess(time.Millisecond, t0)
+	}
+	if got := e.Loss(); got != 1.0/32 {
+		t.Fatalf("Loss = %v, want 1/32", got)
+	}
+	e.OnSuccess(time.Millisecond, t0)
+	if got := e.Loss(); got != 0 {
+		t.Fatalf("after 32 more outcomes Loss = %v, want 0", got)
+	}
+}

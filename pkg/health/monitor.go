@@ -1,0 +1,478 @@
+package health
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// PathID names one path to one peer: Peer is the peer relay's name as in the
+// config, Path the index of the path in our config's path list for that
+// peer (the same index travels on the wire as the probe's path id, so a
+// uint16 in practice). A struct key costs one string hash per lookup, which
+// measures well below the cost of the probe's MAC; a compact numeric id was
+// not worth the extra mapping in the shell.
+type PathID struct {
+	Peer string
+	Path int
+}
+
+// Settings are the probing parameters of one path.
+type Settings struct {
+	// Interval between probes on an active path (one carrying traffic).
+	Interval time.Duration
+	// IdleInterval between probes on a standby path.
+	IdleInterval time.Duration
+	// DetectMultiplier: a path is down after this many intervals without
+	// evidence.
+	DetectMultiplier int
+	// UpThreshold: consecutive answers needed to bring a down path up.
+	UpThreshold int
+	// LossWindow: outcomes the loss estimate covers (0: DefaultLossWindow).
+	LossWindow int
+}
+
+// Defaults. Interval x DetectMultiplier = 300 ms is the detection time of an
+// active path: BFD's usual 50 ms x 3 would be 150 ms, but probes travel over
+// WANs with tens of ms of jitter, and 300 ms is still 30x faster than a Liqo
+// gateway's ~10 s while costing one 56-byte packet per 100 ms per path.
+// Standby paths are probed 10x less often (detection 3 s): they carry no
+// traffic, and a standby that died unnoticed costs one extra switch.
+// UpThreshold 3 matches BFD's habit of wanting several answers before trust.
+const (
+	DefaultInterval         = 100 * time.Millisecond
+	DefaultIdleInterval     = time.Second
+	DefaultDetectMultiplier = 3
+	DefaultUpThreshold      = 3
+)
+
+// DefaultSettings returns the defaults above.
+func DefaultSettings() Settings {
+	return Settings{
+		Interval:         DefaultInterval,
+		IdleInterval:     DefaultIdleInterval,
+		DetectMultiplier: DefaultDetectMultiplier,
+		UpThreshold:      DefaultUpThreshold,
+		LossWindow:       DefaultLossWindow,
+	}
+}
+
+// maxOutstanding bounds the unanswered probes remembered per path. With the
+// expiry below (2 x detect time = 6 intervals) at most ~8 are ever pending;
+// 16 leaves room for jitter. When full, the oldest is counted as lost.
+const maxOutstanding = 16
+
+// expiryDetects: an outstanding probe is counted lost after this many detect
+// times. Two detect times (600 ms by default) is far beyond any sane RTT, so
+// a late answer is practically never miscounted, and the bound keeps the
+// per-path table small.
+const expiryDetects = 2
+
+// scheduleJitter: each interval is drawn uniformly from [75%, 100%] of the
+// nominal one, as BFD does (RFC 5880 6.8.7), so thousands of paths started
+// together spread out instead of probing in bursts. Never above 100%, so
+// the detect time still spans DetectMultiplier probes.
+const scheduleJitterDiv = 4 // up to 1/4 of the interval is taken off
+
+// State of a path as seen by the detector.
+type State uint8
+
+const (
+	// Down: no evidence for the detect time, or never up yet.
+	Down State = iota
+	// Up: answers are arriving.
+	Up
+)
+
+func (s State) String() string {
+	if s == Up {
+		return "up"
+	}
+	return "down"
+}
+
+// Probe is a request the shell must send now.
+type Probe struct {
+	ID    PathID
+	Nonce uint64
+}
+
+// Transition is a change of a path's state. At is when it happened: for a
+// down transition, the deadline that passed (which may be a little before the
+// Tick that reports it).
+type Transition struct {
+	ID PathID
+	Up bool
+	At time.Time
+}
+
+// PathStats is a snapshot of one path for metrics and status.
+type PathStats struct {
+	State       State
+	Active      bool
+	SRTT        time.Duration
+	Jitter      time.Duration
+	Loss        float64
+	LastSuccess time.Time
+	LastChange  time.Time
+	ProbesSent  uint64
+	ProbesLost  uint64
+}
+
+// asap is the wake time of work due at the next Due or Tick, whatever its
+// now. It is not the zero time, so that NextDeadline's zero can mean "no
+// paths".
+var asap = time.Unix(0, 0)
+
+type pending struct {
+	nonce   uint64
+	sent    time.Time
+	expires time.Time
+}
+
+type path struct {
+	id     PathID
+	s      Settings
+	active bool
+	retime bool // active or settings changed: adapt the detector at the next advance
+
+	est Estimator
+	det Detector
+
+	next    time.Time // next probe; zero: at the next advance
+	out     [maxOutstanding]pending
+	nOut    int
+	sent    uint64
+	lost    uint64
+	wake    time.Time
+	heapIdx int
+}
+
+func (p *path) interval() time.Duration {
+	if p.active {
+		return p.s.Interval
+	}
+	return p.s.IdleInterval
+}
+
+func (p *path) detect() time.Duration {
+	return p.interval() * time.Duration(p.s.DetectMultiplier)
+}
+
+// computeWake sets p.wake to the earliest instant p has time-driven work.
+func (p *path) computeWake() {
+	w := p.next
+	if p.retime {
+		w = asap
+	}
+	if d := p.det.Deadline(); !d.IsZero() && d.Before(w) {
+		w = d
+	}
+	for i := range p.nOut {
+		if p.out[i].expires.Before(w) {
+			w = p.out[i].expires
+		}
+	}
+	p.wake = w
+}
+
+// Monitor schedules probes over many paths and turns their answers into
+// up/down transitions. It is a pure state machine: the shell calls Due and
+// Tick at (or after) NextDeadline, sends the probes Due returns, feeds
+// answers to OnReply and authenticated WireGuard traffic to OnPassive, and
+// hands Tick's transitions to the failover selector.
+//
+// Nonces come from one counter per Monitor (the sender's counter on the
+// wire), starting at a random value drawn from rnd so that replies recorded
+// during an earlier boot cannot match the requests of this one.
+//
+// A Monitor is not safe for concurrent use: the shell's single owner
+// goroutine drives it. In steady state none of its methods allocate.
+type Monitor struct {
+	rnd    *rand.Rand
+	paths  map[PathID]*path
+	heap   pathHeap
+	nonce  uint64
+	probes []Probe      // queued for Due
+	trans  []Transition // queued for Tick
+	epochs map[string]uint64
+	refs   map[string]int // paths per peer
+}
+
+// NewMonitor returns an empty Monitor. rnd drives the schedule jitter and the
+// initial nonce; seed it in tests.
+func NewMonitor(rnd *rand.Rand) *Monitor {
+	return &Monitor{
+		rnd:    rnd,
+		paths:  make(map[PathID]*path),
+		nonce:  rnd.Uint64() >> 2, // leave 2^62 nonces before wrap-around
+		epochs: make(map[string]uint64),
+		refs:   make(map[string]int),
+	}
+}
+
+// normalize fills zero fields of s from the defaults.
+func normalize(s Settings) Settings {
+	d := DefaultSettings()
+	if s.Interval <= 0 {
+		s.Interval = d.Interval
+	}
+	if s.IdleInterval <= 0 {
+		s.IdleInterval = s.Interval * (d.IdleInterval / d.Interval)
+	}
+	if s.DetectMultiplier <= 0 {
+		s.DetectMultiplier = d.DetectMultiplier
+	}
+	if s.UpThreshold <= 0 {
+		s.UpThreshold = d.UpThreshold
+	}
+	s.LossWindow = clampWindow(s.LossWindow)
+	return s
+}
+
+// SetPath adds a path or updates its settings (zero fields take defaults).
+// An existing path keeps its estimates, state and outstanding probes; if the
+// settings changed, its detector deadline is adapted at the next Due or Tick.
+// A new path is down and is probed at the next Due.
+func (m *Monitor) SetPath(id PathID, s Settings) {
+	s = normalize(s)
+	if p, ok := m.paths[id]; ok {
+		if p.s != s {
+			if p.s.LossWindow != s.LossWindow {
+				p.est.window = s.LossWindow
+			}
+			p.s = s
+			p.retime = true
+			m.reschedule(p)
+		}
+		return
+	}
+	p := &path{id: id, s: s, est: NewEstimator(s.LossWindow), next: asap, wake: asap}
+	m.paths[id] = p
+	m.refs[id.Peer]++
+	m.heap.push(p)
+}
+
+// RemovePath forgets a path, including queued probes and transitions.
+func (m *Monitor) RemovePath(id PathID) {
+	p, ok := m.paths[id]
+	if !ok {
+		return
+	}
+	m.heap.remove(p)
+	delete(m.paths, id)
+	if m.refs[id.Peer]--; m.refs[id.Peer] <= 0 {
+		delete(m.refs, id.Peer)
+		delete(m.epochs, id.Peer)
+	}
+	m.probes = deleteFunc(m.probes, func(q Probe) bool { return q.ID == id })
+	m.trans = deleteFunc(m.trans, func(t Transition) bool { return t.ID == id })
+}
+
+func deleteFunc[T any](s []T, del func(T) bool) []T {
+	out := s[:0]
+	for _, v := range s {
+		if !del(v) {
+			out = append(out, v)
+		}
+	}
+	clear(s[len(out):])
+	return out
+}
+
+// SetActive marks a path as carrying traffic (probed every Interval) or
+// standby (every IdleInterval). A path turned active is probed at the next
+// Due, and its detect time shrinks without declaring it down before a full
+// new detect time has passed.
+func (m *Monitor) SetActive(id PathID, active bool) {
+	p, ok := m.paths[id]
+	if !ok || p.active == active {
+		return
+	}
+	p.active = active
+	p.retime = true
+	if active {
+		p.next = asap
+	}
+	m.reschedule(p)
+}
+
+func (m *Monitor) reschedule(p *path) {
+	p.computeWake()
+	m.heap.fix(p.heapIdx)
+}
+
+// advance does all time-driven work due at or before now.
+func (m *Monitor) advance(now time.Time) {
+	for len(m.heap) > 0 && !m.heap[0].wake.After(now) {
+		p := m.heap[0]
+		m.process(p, now)
+		p.computeWake()
+		m.heap.fix(0)
+	}
+}
+
+func (m *Monitor) process(p *path, now time.Time) {
+	if p.retime {
+		p.retime = false
+		p.det.Retime(now, p.detect())
+	}
+	// Expire unanswered probes.
+	for i := 0; i < p.nOut; {
+		if p.out[i].expires.After(now) {
+			i++
+			continue
+		}
+		p.loseAt(i)
+	}
+	if p.det.Check(now) {
+		m.trans = append(m.trans, Transition{ID: p.id, Up: false, At: p.det.LastChange()})
+	}
+	if !p.next.After(now) {
+		m.send(p, now)
+	}
+}
+
+func (p *path) loseAt(i int) {
+	p.est.OnLoss()
+	p.lost++
+	p.nOut--
+	p.out[i] = p.out[p.nOut]
+}
+
+func (m *Monitor) send(p *path, now time.Time) {
+	if p.nOut == maxOutstanding {
+		oldest := 0
+		for i := 1; i < p.nOut; i++ {
+			if p.out[i].sent.Before(p.out[oldest].sent) {
+				oldest = i
+			}
+		}
+		p.loseAt(oldest)
+	}
+	m.nonce++
+	p.out[p.nOut] = pending{
+		nonce:   m.nonce,
+		sent:    now,
+		expires: now.Add(expiryDetects * p.detect()),
+	}
+	p.nOut++
+	p.sent++
+	m.probes = append(m.probes, Probe{ID: p.id, Nonce: m.nonce})
+
+	iv := p.interval()
+	if j := int64(iv / scheduleJitterDiv); j > 0 {
+		iv -= time.Duration(m.rnd.Int64N(j + 1))
+	}
+	p.next = now.Add(iv)
+}
+
+// Due returns, appended to out, the probes to send now, and records them as
+// outstanding. Call it at or after NextDeadline.
+func (m *Monitor) Due(now time.Time, out []Probe) []Probe {
+	m.advance(now)
+	out = append(out, m.probes...)
+	clear(m.probes)
+	m.probes = m.probes[:0]
+	return out
+}
+
+// Tick returns, appended to out, the transitions since the last Tick: those
+// found by OnReply and the detection deadlines that passed by now.
+func (m *Monitor) Tick(now time.Time, out []Transition) []Transition {
+	m.advance(now)
+	out = append(out, m.trans...)
+	clear(m.trans)
+	m.trans = m.trans[:0]
+	return out
+}
+
+// OnReply matches an authenticated reply against the outstanding probes of
+// the path. It returns the round-trip time and true if nonce was outstanding
+// (the match is consumed, so a replayed reply matches nothing), or false for
+// unknown paths and unknown, answered or expired nonces, which the shell
+// drops. A reply that brings the path up queues a transition for Tick.
+func (m *Monitor) OnReply(id PathID, nonce uint64, now time.Time) (rtt time.Duration, ok bool) {
+	p, found := m.paths[id]
+	if !found {
+		return 0, false
+	}
+	i := 0
+	for ; i < p.nOut && p.out[i].nonce != nonce; i++ {
+	}
+	if i == p.nOut {
+		return 0, false
+	}
+	rtt = now.Sub(p.out[i].sent)
+	p.nOut--
+	p.out[i] = p.out[p.nOut]
+	p.est.OnSuccess(rtt, now)
+	if p.det.OnAnswer(now, p.detect(), p.s.UpThreshold) {
+		m.trans = append(m.trans, Transition{ID: id, Up: true, At: now})
+	}
+	m.reschedule(p)
+	return rtt, true
+}
+
+// OnPassive records authenticated WireGuard data received over the path at
+// now: it keeps an up path up, but never brings a down path up.
+func (m *Monitor) OnPassive(id PathID, now time.Time) {
+	p, ok := m.paths[id]
+	if !ok {
+		return
+	}
+	p.det.OnPassive(now, p.detect())
+	m.reschedule(p)
+}
+
+// Stats returns a snapshot of the path, or false if it is unknown.
+func (m *Monitor) Stats(id PathID) (PathStats, bool) {
+	p, ok := m.paths[id]
+	if !ok {
+		return PathStats{}, false
+	}
+	st := Down
+	if p.det.Up() {
+		st = Up
+	}
+	return PathStats{
+		State:       st,
+		Active:      p.active,
+		SRTT:        p.est.SRTT(),
+		Jitter:      p.est.Jitter(),
+		Loss:        p.est.Loss(),
+		LastSuccess: p.est.LastSuccess(),
+		LastChange:  p.det.LastChange(),
+		ProbesSent:  p.sent,
+		ProbesLost:  p.lost,
+	}, true
+}
+
+// NextDeadline is the earliest instant at which Due or Tick has time-driven
+// work; the shell sleeps until then (or until a datagram arrives). A time
+// in the past means work is due at once (e.g. a path was just added). It is
+// the zero time only when there are no paths: nothing to wait for.
+// Transitions queued by OnReply are not time-driven: call Tick after
+// OnReply.
+func (m *Monitor) NextDeadline() time.Time {
+	if len(m.heap) == 0 {
+		return time.Time{}
+	}
+	return m.heap[0].wake
+}
+
+// ObserveEpoch records the epoch seen in an authenticated message from peer
+// and reports whether it differs from the previous one: the peer restarted,
+// and the shell should start a WireGuard handshake at once rather than wait
+// for WireGuard's own timers. The first epoch seen is not a restart. Feed it
+// from replies that OnReply matched: those cannot be replays.
+func (m *Monitor) ObserveEpoch(peer string, epoch uint64) (restarted bool) {
+	old, seen := m.epochs[peer]
+	if seen && old == epoch {
+		return false
+	}
+	if _, known := m.refs[peer]; !known {
+		return false // not a peer of ours: do not grow the map
+	}
+	m.epochs[peer] = epoch
+	return seen
+}
