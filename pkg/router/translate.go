@@ -1,0 +1,293 @@
+package router
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+)
+
+// Mapping says "the peer sees our prefix Real as As". Both prefixes have the
+// same family and length; host bits are kept when translating.
+type Mapping struct {
+	Real, As netip.Prefix
+}
+
+// Translator rewrites packets exchanged with one peer according to that
+// peer's mappings. It is stateless, immutable once built and safe for
+// concurrent use.
+//
+// Convention (see docs/translation.md): the sender picks the peer by
+// destination, then Outbound rewrites the source Real -> As; the receiver
+// picks the peer by source, then Inbound rewrites the destination As -> Real.
+// ICMP errors quote the offending packet, which travelled the other way, so
+// Outbound also rewrites the quoted destination and Inbound the quoted source.
+type Translator struct {
+	out *Table // Real prefixes -> mapping index (per family)
+	in  *Table // As prefixes -> mapping index (per family)
+	m4  []xlat4
+	m6  []xlat6
+}
+
+type xlat4 struct{ mask, real, as uint32 }
+
+type xlat6 struct{ mask, real, as u128 }
+
+// NewTranslator validates the mappings (valid prefixes of equal family and
+// length, Real prefixes pairwise disjoint, As prefixes pairwise disjoint) and
+// builds a Translator.
+func NewTranslator(ms []Mapping) (*Translator, error) {
+	t := &Translator{}
+	var out, in []Entry
+	for i, m := range ms {
+		if !m.Real.IsValid() || !m.As.IsValid() {
+			return nil, fmt.Errorf("router: mapping %d: invalid prefix (real %v, as %v)", i, m.Real, m.As)
+		}
+		if m.Real.Addr().Is4() != m.As.Addr().Is4() {
+			return nil, fmt.Errorf("router: mapping %d: real %v and as %v differ in address family", i, m.Real, m.As)
+		}
+		if m.Real.Addr().Is4In6() || m.As.Addr().Is4In6() {
+			return nil, fmt.Errorf("router: mapping %d: IPv4-mapped IPv6 prefixes not supported", i)
+		}
+		if m.Real.Bits() != m.As.Bits() {
+			return nil, fmt.Errorf("router: mapping %d: real %v and as %v differ in length", i, m.Real, m.As)
+		}
+		real, as := m.Real.Masked(), m.As.Masked()
+		for j, o := range ms[:i] {
+			if o.Real.Overlaps(real) {
+				return nil, fmt.Errorf("router: mapping %d: real %v overlaps real %v of mapping %d", i, real, o.Real, j)
+			}
+			if o.As.Overlaps(as) {
+				return nil, fmt.Errorf("router: mapping %d: as %v overlaps as %v of mapping %d", i, as, o.As, j)
+			}
+		}
+		var idx int
+		if real.Addr().Is4() {
+			idx = len(t.m4)
+			t.m4 = append(t.m4, xlat4{mask: mask4(real.Bits()), real: addr4(real.Addr()), as: addr4(as.Addr())})
+		} else {
+			idx = len(t.m6)
+			t.m6 = append(t.m6, xlat6{mask: mask6(real.Bits()), real: addr6(real.Addr()), as: addr6(as.Addr())})
+		}
+		out = append(out, Entry{Prefix: real, Peer: idx})
+		in = append(in, Entry{Prefix: as, Peer: idx})
+	}
+	var err error
+	if t.out, err = NewTable(out); err != nil {
+		return nil, fmt.Errorf("router: translator: %w", err)
+	}
+	if t.in, err = NewTable(in); err != nil {
+		return nil, fmt.Errorf("router: translator: %w", err)
+	}
+	return t, nil
+}
+
+// Outbound is applied by the sender after choosing the peer by destination:
+// it rewrites the source Real -> As (and, in an ICMP error, the quoted
+// destination), fixing every checksum incrementally. It reports whether the
+// packet changed. On error the packet is untouched.
+func (t *Translator) Outbound(pkt []byte) (changed bool, err error) {
+	return t.translate(pkt, true)
+}
+
+// Inbound is applied by the receiver to packets from the peer: it rewrites
+// the destination As -> Real (and, in an ICMP error, the quoted source),
+// fixing every checksum incrementally. It reports whether the packet changed.
+// On error the packet is untouched.
+func (t *Translator) Inbound(pkt []byte) (changed bool, err error) {
+	return t.translate(pkt, false)
+}
+
+// find returns the mapping whose source-side prefix (Real when out, As when
+// in) contains the address a.
+func (t *Translator) find(a []byte, out bool) (int, bool) {
+	if out {
+		return t.out.LookupBytes(a)
+	}
+	return t.in.LookupBytes(a)
+}
+
+// rewrite replaces the network bits of a by the other side of mapping i and
+// returns the checksum delta of the change.
+func (t *Translator) rewrite(a []byte, i int, out bool) uint64 {
+	if len(a) == 4 {
+		m := t.m4[i]
+		to := m.as
+		if !out {
+			to = m.real
+		}
+		old := binary.BigEndian.Uint32(a)
+		nw := old&^m.mask | to
+		binary.BigEndian.PutUint32(a, nw)
+		return delta32(old, nw)
+	}
+	m := t.m6[i]
+	to := m.as
+	if !out {
+		to = m.real
+	}
+	hi, lo := binary.BigEndian.Uint64(a), binary.BigEndian.Uint64(a[8:])
+	nhi, nlo := hi&^m.mask.hi|to.hi, lo&^m.mask.lo|to.lo
+	binary.BigEndian.PutUint64(a, nhi)
+	binary.BigEndian.PutUint64(a[8:], nlo)
+	return delta64(hi, nhi) + delta64(lo, nlo)
+}
+
+// delta32 is the checksum delta of the two 16-bit words of old becoming nw.
+func delta32(old, nw uint32) uint64 {
+	return uint64(^uint16(old>>16)) + uint64(^uint16(old)) + uint64(uint16(nw>>16)) + uint64(uint16(nw))
+}
+
+// delta64 is the checksum delta of the four 16-bit words of old becoming nw.
+func delta64(old, nw uint64) uint64 {
+	return delta32(uint32(old>>32), uint32(nw>>32)) + delta32(uint32(old), uint32(nw))
+}
+
+func (t *Translator) translate(pkt []byte, out bool) (bool, error) {
+	h, err := Parse(pkt)
+	if err != nil {
+		return false, err
+	}
+	var outer []byte
+	if out {
+		outer = h.Src(pkt)
+	} else {
+		outer = h.Dst(pkt)
+	}
+	oi, oOK := t.find(outer, out)
+
+	// Validate everything that will be written before writing anything.
+	var l4 []byte
+	if h.HasL4() {
+		l4 = h.L4Bytes(pkt)
+	}
+	var q quoted
+	if l4 != nil {
+		switch h.Proto {
+		case ProtoTCP:
+			if oOK && len(l4) < 20 {
+				return false, ErrMalformed
+			}
+		case ProtoUDP:
+			if oOK && len(l4) < 8 {
+				return false, ErrMalformed
+			}
+		case ProtoICMP, ProtoICMPv6:
+			if len(l4) < 4 {
+				return false, ErrMalformed
+			}
+			if isICMPError(h.Version, h.Proto, l4[0]) {
+				if q, err = t.quote(&h, l4, out); err != nil {
+					return false, err
+				}
+			}
+		}
+	}
+	if !oOK && !q.ok {
+		return false, nil
+	}
+
+	var d uint64 // delta of the outer address change (IP header, pseudo-header)
+	if oOK {
+		d = t.rewrite(outer, oi, out)
+		if h.Version == 4 {
+			updateAt(pkt, 10, d)
+		}
+	}
+	if l4 == nil {
+		return true, nil
+	}
+	switch h.Proto {
+	case ProtoTCP:
+		updateAt(l4, 16, d)
+	case ProtoUDP:
+		if h.Version == 4 && binary.BigEndian.Uint16(l4[6:]) == 0 {
+			break // no checksum
+		}
+		updateUDPAt(l4, 6, d)
+	case ProtoICMP, ProtoICMPv6:
+		var icmpD uint64 // ICMPv4 does not cover the pseudo-header
+		if h.Proto == ProtoICMPv6 {
+			icmpD = d
+		}
+		if q.ok {
+			icmpD += t.rewriteQuoted(&q, l4, out)
+		}
+		if icmpD != 0 {
+			updateAt(l4, 2, icmpD)
+		}
+	}
+	return true, nil
+}
+
+// quoted describes the packet quoted in an ICMP error.
+type quoted struct {
+	ok  bool // the quoted address is to be rewritten
+	h   Header
+	idx int // mapping index
+}
+
+// quote parses the packet quoted by the ICMP error l4 and finds whether its
+// address (destination when out, source when in) is to be rewritten.
+func (t *Translator) quote(outer *Header, l4 []byte, out bool) (quoted, error) {
+	if len(l4) < icmpErrorBody {
+		return quoted{}, ErrMalformed
+	}
+	emb := l4[icmpErrorBody:]
+	eh, err := parseEmbedded(emb)
+	if err != nil || eh.Version != outer.Version {
+		return quoted{}, ErrMalformed
+	}
+	var a []byte
+	if out {
+		a = eh.Dst(emb)
+	} else {
+		a = eh.Src(emb)
+	}
+	i, ok := t.find(a, out)
+	return quoted{ok: ok, h: eh, idx: i}, nil
+}
+
+// rewriteQuoted rewrites the quoted packet's address and the checksums that
+// cover it, and returns the delta for the enclosing ICMP checksum.
+func (t *Translator) rewriteQuoted(q *quoted, l4 []byte, out bool) uint64 {
+	emb := l4[icmpErrorBody:]
+	eh := &q.h
+	var a []byte
+	if out {
+		a = eh.Dst(emb)
+	} else {
+		a = eh.Src(emb)
+	}
+	d := t.rewrite(a, q.idx, out)
+	icmpD := d
+	if eh.Version == 4 {
+		icmpD += updateAt(emb, 10, d)
+	}
+	icmpD += fixQuotedL4(eh, emb, d)
+	return icmpD
+}
+
+// fixQuotedL4 updates the quoted packet's upper-layer checksum by d when the
+// quoted datagram is complete (not truncated, not a fragment); a checksum
+// over a partial datagram is left alone. It returns the delta of its write.
+func fixQuotedL4(eh *Header, emb []byte, d uint64) uint64 {
+	if eh.Truncated || eh.Fragmented || !eh.HasL4() {
+		return 0
+	}
+	el4 := eh.L4Bytes(emb)
+	switch eh.Proto {
+	case ProtoTCP:
+		if len(el4) >= 20 {
+			return updateAt(el4, 16, d)
+		}
+	case ProtoUDP:
+		if len(el4) >= 8 && (eh.Version == 6 || binary.BigEndian.Uint16(el4[6:]) != 0) {
+			return updateUDPAt(el4, 6, d)
+		}
+	case ProtoICMPv6:
+		if len(el4) >= 4 {
+			return updateAt(el4, 2, d)
+		}
+	}
+	return 0
+}
