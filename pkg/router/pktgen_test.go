@@ -110,9 +110,9 @@ func (d dgram) build() []byte {
 			*next = protoDestOpts
 		}
 		next = &p[off]
-		p[off+1] = 0      // 8 bytes
-		p[off+2] = 1      // PadN
-		p[off+3] = 4      // of 4 bytes
+		p[off+1] = 0 // 8 bytes
+		p[off+2] = 1 // PadN
+		p[off+3] = 4 // of 4 bytes
 		off += 8
 	}
 	*next = d.proto
