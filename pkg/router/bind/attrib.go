@@ -1,0 +1,180 @@
+package bind
+
+import (
+	"encoding/binary"
+	"maps"
+	"net/netip"
+	"sync/atomic"
+)
+
+// WireGuard message layout (see the WireGuard whitepaper, section 5.4).
+const (
+	msgInitiation    = 1
+	msgResponse      = 2
+	msgTransport     = 4
+	sizeInitiation   = 148
+	sizeResponse     = 92
+	minTransportSize = 32 // 16-byte header + 16-byte tag, empty keepalive
+	transportAlign   = 16 // plaintext is padded to 16 bytes
+	offSenderIndex   = 4  // initiation and response: our sender index
+	offReceiverIndex = 4  // transport: the receiver's (our) index
+)
+
+// maxIndices is how many session indices are remembered per peer. Each
+// handshake we send (every 2 minutes, and every 5 s while retrying) carries
+// a fresh index, and the previous, current and next keypairs may all carry
+// data; 8 covers that plus a few failed retries.
+const maxIndices = 8
+
+// maxSources bounds the source addresses counted per peer: one per path
+// plus a NAT rebinding or two. When full, the oldest-inserted is replaced.
+const maxSources = 4
+
+// Source is received transport data attributed to a peer, from one source
+// address.
+type Source struct {
+	Addr    netip.AddrPort
+	Packets uint64
+	Bytes   uint64
+}
+
+// source is a Source with counters updated without a lock.
+type source struct {
+	addr    netip.AddrPort
+	packets atomic.Uint64
+	bytes   atomic.Uint64
+}
+
+// messageType returns the little-endian WireGuard message type, or 0.
+func messageType(pkt []byte) uint32 {
+	if len(pkt) < 4 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(pkt)
+}
+
+// handshakeSenderIndex returns the sender index of a handshake initiation or
+// response.
+func handshakeSenderIndex(pkt []byte) (uint32, bool) {
+	switch messageType(pkt) {
+	case msgInitiation:
+		if len(pkt) != sizeInitiation {
+			return 0, false
+		}
+	case msgResponse:
+		if len(pkt) != sizeResponse {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(pkt[offSenderIndex:]), true
+}
+
+// transportReceiverIndex returns the receiver index of a well-formed
+// transport data message.
+func transportReceiverIndex(pkt []byte) (uint32, bool) {
+	if len(pkt) < minTransportSize || len(pkt)%transportAlign != 0 || messageType(pkt) != msgTransport {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(pkt[offReceiverIndex:]), true
+}
+
+// learn records that session index idx belongs to p, evicting p's oldest
+// index when p already has maxIndices.
+func (b *Bind) learn(p *peer, idx uint32) {
+	if m := b.index.Load(); m != nil && (*m)[idx] == p {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lookup(p.name) != p {
+		return // removed meanwhile
+	}
+	m := make(map[uint32]*peer)
+	if old := b.index.Load(); old != nil {
+		if (*old)[idx] == p {
+			return
+		}
+		maps.Copy(m, *old)
+	}
+	if p.nIdx == maxIndices {
+		evict := p.indices[p.nextIdx]
+		if m[evict] == p {
+			delete(m, evict)
+		}
+	} else {
+		p.nIdx++
+	}
+	p.indices[p.nextIdx] = idx
+	p.nextIdx = (p.nextIdx + 1) % maxIndices
+	m[idx] = p
+	b.index.Store(&m)
+}
+
+// forgetIndicesLocked drops p's indices from the table.
+func (b *Bind) forgetIndicesLocked(p *peer) {
+	old := b.index.Load()
+	if old == nil {
+		return
+	}
+	m := maps.Clone(*old)
+	for i := range p.nIdx {
+		if m[p.indices[i]] == p {
+			delete(m, p.indices[i])
+		}
+	}
+	p.nIdx, p.nextIdx = 0, 0
+	b.index.Store(&m)
+}
+
+// count adds one received data message from addr to p. It allocates only
+// the first time an address is seen.
+func (p *peer) count(addr netip.AddrPort, size int) {
+	for i := range p.srcs {
+		if s := p.srcs[i].Load(); s != nil && s.addr == addr {
+			s.packets.Add(1)
+			s.bytes.Add(uint64(size))
+			return
+		}
+	}
+	p.srcMu.Lock()
+	defer p.srcMu.Unlock()
+	slot := -1
+	for i := range p.srcs {
+		s := p.srcs[i].Load()
+		if s != nil && s.addr == addr { // inserted meanwhile
+			s.packets.Add(1)
+			s.bytes.Add(uint64(size))
+			return
+		}
+		if s == nil && slot < 0 {
+			slot = i
+		}
+	}
+	if slot < 0 {
+		slot = p.nextSrc
+		p.nextSrc = (p.nextSrc + 1) % maxSources
+	}
+	s := &source{addr: addr}
+	s.packets.Add(1)
+	s.bytes.Add(uint64(size))
+	p.srcs[slot].Store(s)
+}
+
+// RxStats returns the transport data received for the peer, per source
+// address (at most a few; the oldest are replaced). Counters only grow,
+// except that a replaced source starts again from zero.
+func (b *Bind) RxStats(peerName string) []Source {
+	p := b.lookup(peerName)
+	if p == nil {
+		return nil
+	}
+	var out []Source
+	for i := range p.srcs {
+		if s := p.srcs[i].Load(); s != nil {
+			out = append(out, Source{Addr: s.addr, Packets: s.packets.Load(), Bytes: s.bytes.Load()})
+		}
+	}
+	return out
+}

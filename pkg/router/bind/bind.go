@@ -1,0 +1,176 @@
+package bind
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.zx2c4.com/wireguard/conn"
+)
+
+var (
+	_ conn.Bind     = (*Bind)(nil)
+	_ conn.Endpoint = (*PeerEndpoint)(nil)
+)
+
+// ErrNoPath is returned by Send for a peer that has no path (unknown,
+// removed, or configured with none).
+var ErrNoPath = errors.New("bind: peer has no path")
+
+// endpointPrefix marks a logical peer endpoint in the UAPI.
+const endpointPrefix = "peer:"
+
+// EndpointString is what the shell writes as endpoint= in wireguard-go's
+// UAPI for peer; ParseEndpoint maps it back to the peer's *PeerEndpoint.
+func EndpointString(peer string) string { return endpointPrefix + peer }
+
+// Path is one way to reach a peer, resolved by the shell.
+type Path struct {
+	Name string
+	Addr netip.AddrPort
+}
+
+// Bind is a conn.Bind that routes each peer's traffic over its active path.
+// It wraps an inner bind (conn.NewStdNetBind() in production) that owns the
+// sockets. All methods are safe for concurrent use.
+type Bind struct {
+	inner conn.Bind
+
+	mu    sync.Mutex                       // serialises control-plane writes below
+	peers atomic.Pointer[map[string]*peer] // copy-on-write
+	index atomic.Pointer[map[uint32]*peer] // copy-on-write: our session index -> peer
+
+	probe   atomic.Pointer[func(pkt []byte, from netip.AddrPort)]
+	isProbe atomic.Pointer[func([]byte) bool]
+	closed  atomic.Bool
+}
+
+// New wraps inner. The bind starts closed; wireguard-go opens it.
+func New(inner conn.Bind) *Bind {
+	b := &Bind{inner: inner}
+	b.SetProbePredicate(nil)
+	return b
+}
+
+// defaultIsProbe matches the health probe wire format: first byte 0xF1,
+// which is no WireGuard message type.
+func defaultIsProbe(pkt []byte) bool { return len(pkt) > 0 && pkt[0] == 0xF1 }
+
+// SetProbePredicate sets how probe datagrams are recognised; nil restores
+// the default (first byte 0xF1). It must not match WireGuard messages
+// (first byte 1 to 4).
+func (b *Bind) SetProbePredicate(f func([]byte) bool) {
+	if f == nil {
+		f = defaultIsProbe
+	}
+	b.isProbe.Store(&f)
+}
+
+// SetProbeHandler sets the function that receives probe datagrams, on the
+// receive goroutine; it must not block and must copy what it keeps. Probes
+// are hidden from WireGuard whether or not a handler is set. nil removes it.
+func (b *Bind) SetProbeHandler(h func(pkt []byte, from netip.AddrPort)) {
+	if h == nil {
+		b.probe.Store(nil)
+		return
+	}
+	b.probe.Store(&h)
+}
+
+// Open opens the inner bind and wraps its receive functions.
+func (b *Bind) Open(port uint16) ([]conn.ReceiveFunc, uint16, error) {
+	fns, actual, err := b.inner.Open(port)
+	if err != nil {
+		return nil, 0, err
+	}
+	b.closed.Store(false)
+	wrapped := make([]conn.ReceiveFunc, len(fns))
+	for i, fn := range fns {
+		wrapped[i] = b.wrapReceive(fn)
+	}
+	return wrapped, actual, nil
+}
+
+// Close closes the inner bind; receive functions then return net.ErrClosed.
+func (b *Bind) Close() error {
+	b.closed.Store(true)
+	return b.inner.Close()
+}
+
+// SetMark passes the fwmark to the inner bind.
+func (b *Bind) SetMark(mark uint32) error { return b.inner.SetMark(mark) }
+
+// BatchSize is the inner bind's.
+func (b *Bind) BatchSize() int { return b.inner.BatchSize() }
+
+// ParseEndpoint maps "peer:NAME" to that peer's *PeerEndpoint, creating a
+// pathless peer if SetPeer has not been called yet; anything else is parsed
+// by the inner bind.
+func (b *Bind) ParseEndpoint(s string) (conn.Endpoint, error) {
+	if name, ok := strings.CutPrefix(s, endpointPrefix); ok {
+		if name == "" {
+			return nil, fmt.Errorf("bind: endpoint %q: empty peer name", s)
+		}
+		return b.peerFor(name).ep, nil
+	}
+	return b.inner.ParseEndpoint(s)
+}
+
+// Send sends bufs to ep. For a *PeerEndpoint the packets go to the peer's
+// active path; any other endpoint (a received one, for cookie replies) is
+// passed through to the inner bind.
+func (b *Bind) Send(bufs [][]byte, ep conn.Endpoint) error {
+	pe, ok := ep.(*PeerEndpoint)
+	if !ok {
+		return b.inner.Send(bufs, ep)
+	}
+	p := pe.p
+	r := p.route.Load()
+	if r == nil || r.eps[r.active] == nil {
+		return fmt.Errorf("bind: send to %q: %w", p.name, ErrNoPath)
+	}
+	var n uint64
+	for _, buf := range bufs {
+		n += uint64(len(buf))
+		if idx, ok := handshakeSenderIndex(buf); ok {
+			b.learn(p, idx)
+		}
+	}
+	p.tx.Add(n)
+	return b.inner.Send(bufs, r.eps[r.active])
+}
+
+// SendTo sends one raw datagram (a probe or probe reply) to an address on
+// the same socket WireGuard uses, so it shares the path's 5-tuple.
+func (b *Bind) SendTo(pkt []byte, to netip.AddrPort) error {
+	if b.closed.Load() {
+		return net.ErrClosed
+	}
+	ep, err := b.inner.ParseEndpoint(to.String())
+	if err != nil {
+		return fmt.Errorf("bind: send to %v: %w", to, err)
+	}
+	if err := b.inner.Send([][]byte{pkt}, ep); err != nil {
+		return fmt.Errorf("bind: send to %v: %w", to, err)
+	}
+	return nil
+}
+
+// addrOf returns an endpoint's destination, without formatting it for the
+// endpoints we know.
+func addrOf(ep conn.Endpoint) netip.AddrPort {
+	switch e := ep.(type) {
+	case *conn.StdNetEndpoint:
+		return e.AddrPort
+	case interface{ DstAddrPort() netip.AddrPort }:
+		return e.DstAddrPort()
+	case nil:
+		return netip.AddrPort{}
+	}
+	ap, _ := netip.ParseAddrPort(ep.DstToString())
+	return ap
+}

@@ -1,0 +1,23 @@
+// Package bind is the relay's multipath conn.Bind for wireguard-go.
+//
+// WireGuard normally sends to an address, the peer's endpoint. Here the send
+// endpoint is the logical peer instead (a *PeerEndpoint, written in the UAPI
+// as "endpoint=peer:NAME"), and the path that carries each packet is chosen
+// inside Send from the peer's active path, one atomic load per call. The
+// shell switches paths with SetActive; WireGuard never notices, so a switch
+// needs no new handshake.
+//
+// Received datagrams keep their real source endpoint (the inner bind's), as
+// paths cross NATs; WireGuard authenticates every datagram and uses the real
+// source for cookies and rate limiting. Roaming must not override the choice
+// of path: the shell calls device.DisableSomeRoamingForBrokenMobileSemantics
+// before adding peers and creates each peer with endpoint=peer:NAME.
+//
+// The bind also carries the relay's probes on the same sockets as WireGuard,
+// so they share the path's 5-tuple: datagrams matching the probe predicate
+// are handed to the probe handler and hidden from WireGuard, and SendTo
+// sends raw datagrams. Finally it attributes WireGuard transport data to
+// peers, by learning the session indices of the handshakes it sends, and
+// counts received data per peer and source address (RxStats): passive
+// evidence that a path works.
+package bind

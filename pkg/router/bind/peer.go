@@ -1,0 +1,247 @@
+package bind
+
+import (
+	"maps"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"golang.zx2c4.com/wireguard/conn"
+)
+
+// peer is the bind's state for one logical peer. It lives from the first
+// SetPeer or ParseEndpoint of its name until RemovePeer.
+type peer struct {
+	name  string
+	ep    *PeerEndpoint
+	route atomic.Pointer[route] // nil: no path
+	tx    atomic.Uint64
+
+	// indices is a ring of the session indices last learned for this peer
+	// (guarded by Bind.mu).
+	indices [maxIndices]uint32
+	nIdx    int
+	nextIdx int
+
+	// sources counts received data per source address; see attrib.go.
+	srcMu   sync.Mutex // serialises inserting into srcs
+	srcs    [maxSources]atomic.Pointer[source]
+	nextSrc int // next slot to replace when full (guarded by srcMu)
+}
+
+// route is an immutable snapshot of a peer's paths and its active choice.
+// Send reads it with one atomic load.
+type route struct {
+	paths  []Path
+	eps    []conn.Endpoint // inner endpoints, parsed once per path; nil if unparsable
+	active int
+}
+
+// PeerEndpoint is the send endpoint of a logical peer. wireguard-go keeps it
+// as the peer's endpoint; the bind resolves it to the active path on every
+// Send.
+type PeerEndpoint struct {
+	p    *peer
+	bind *Bind
+}
+
+// Peer is the logical peer's name.
+func (e *PeerEndpoint) Peer() string { return e.p.name }
+
+// ClearSrc forgets the cached source address of every path, by replacing
+// their inner endpoints with fresh ones (wireguard-go calls it after
+// rebinding and on handshake retries).
+func (e *PeerEndpoint) ClearSrc() {
+	b := e.b()
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r := e.p.route.Load(); r != nil {
+		e.p.route.Store(b.newRoute(r.paths, r.active))
+	}
+}
+
+// SrcToString is the active path's cached source, if any.
+func (e *PeerEndpoint) SrcToString() string {
+	if ep := e.activeInner(); ep != nil {
+		return ep.SrcToString()
+	}
+	return ""
+}
+
+// DstToString is the logical endpoint, so the UAPI reports endpoint=peer:NAME.
+func (e *PeerEndpoint) DstToString() string { return EndpointString(e.p.name) }
+
+// DstToBytes is the active path's address.
+func (e *PeerEndpoint) DstToBytes() []byte {
+	b, _ := e.activePath().Addr.MarshalBinary()
+	return b
+}
+
+// DstIP is the active path's IP.
+func (e *PeerEndpoint) DstIP() netip.Addr { return e.activePath().Addr.Addr() }
+
+// SrcIP is the active path's cached source IP, if any.
+func (e *PeerEndpoint) SrcIP() netip.Addr {
+	if ep := e.activeInner(); ep != nil {
+		return ep.SrcIP()
+	}
+	return netip.Addr{}
+}
+
+func (e *PeerEndpoint) activePath() Path {
+	if r := e.p.route.Load(); r != nil {
+		return r.paths[r.active]
+	}
+	return Path{}
+}
+
+func (e *PeerEndpoint) activeInner() conn.Endpoint {
+	if r := e.p.route.Load(); r != nil {
+		return r.eps[r.active]
+	}
+	return nil
+}
+
+// b finds the bind through the peer's back pointer.
+func (e *PeerEndpoint) b() *Bind { return e.bind }
+
+// newRoute parses the inner endpoint of every path. Unparsable paths get a
+// nil endpoint and Send to them fails with ErrNoPath.
+func (b *Bind) newRoute(paths []Path, active int) *route {
+	if len(paths) == 0 {
+		return nil
+	}
+	r := &route{paths: append([]Path(nil), paths...), eps: make([]conn.Endpoint, len(paths)), active: active}
+	for i, p := range r.paths {
+		if ep, err := b.inner.ParseEndpoint(p.Addr.String()); err == nil {
+			r.eps[i] = ep
+		}
+	}
+	return r
+}
+
+// peerFor returns the named peer, creating it without paths if needed.
+func (b *Bind) peerFor(name string) *peer {
+	if m := b.peers.Load(); m != nil {
+		if p, ok := (*m)[name]; ok {
+			return p
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peerForLocked(name)
+}
+
+func (b *Bind) peerForLocked(name string) *peer {
+	old := b.peers.Load()
+	if old != nil {
+		if p, ok := (*old)[name]; ok {
+			return p
+		}
+	}
+	p := &peer{name: name}
+	p.ep = &PeerEndpoint{p: p, bind: b}
+	m := make(map[string]*peer)
+	if old != nil {
+		maps.Copy(m, *old)
+	}
+	m[name] = p
+	b.peers.Store(&m)
+	return p
+}
+
+// SetPeer adds or updates a peer's paths. The active path is kept, by name,
+// if it still exists; otherwise path 0 becomes active. With no paths, Send
+// to the peer fails with ErrNoPath.
+func (b *Bind) SetPeer(name string, paths []Path) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.peerForLocked(name)
+	active := 0
+	if old := p.route.Load(); old != nil {
+		cur := old.paths[old.active].Name
+		for i, path := range paths {
+			if path.Name == cur {
+				active = i
+				break
+			}
+		}
+	}
+	p.route.Store(b.newRoute(paths, active))
+}
+
+// RemovePeer forgets a peer: its endpoint stops working (ErrNoPath), its
+// learned session indices and counters are dropped. A later SetPeer of the
+// same name starts afresh, with a new endpoint.
+func (b *Bind) RemovePeer(name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := b.peers.Load()
+	if old == nil {
+		return
+	}
+	p, ok := (*old)[name]
+	if !ok {
+		return
+	}
+	p.route.Store(nil)
+	m := maps.Clone(*old)
+	delete(m, name)
+	b.peers.Store(&m)
+	b.forgetIndicesLocked(p)
+}
+
+// SetActive makes paths[path] the peer's active path; the next Send uses
+// it. Unknown peers and out-of-range indices are ignored (check Active).
+func (b *Bind) SetActive(peerName string, path int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.peers.Load()
+	if m == nil {
+		return
+	}
+	p, ok := (*m)[peerName]
+	if !ok {
+		return
+	}
+	r := p.route.Load()
+	if r == nil || path < 0 || path >= len(r.paths) || path == r.active {
+		return
+	}
+	next := *r // paths and eps are shared: immutable
+	next.active = path
+	p.route.Store(&next)
+}
+
+// Active returns the peer's active path; false if the peer is unknown or
+// has no path.
+func (b *Bind) Active(peerName string) (Path, bool) {
+	p := b.lookup(peerName)
+	if p == nil {
+		return Path{}, false
+	}
+	r := p.route.Load()
+	if r == nil {
+		return Path{}, false
+	}
+	return r.paths[r.active], true
+}
+
+func (b *Bind) lookup(name string) *peer {
+	m := b.peers.Load()
+	if m == nil {
+		return nil
+	}
+	return (*m)[name]
+}
+
+// TxBytes is the number of bytes sent to the peer through its endpoint.
+func (b *Bind) TxBytes(peerName string) uint64 {
+	if p := b.lookup(peerName); p != nil {
+		return p.tx.Load()
+	}
+	return 0
+}
