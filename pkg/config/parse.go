@@ -47,10 +47,15 @@ func decode(data []byte, errs *errList) (*Config, bool) {
 		root = doc.Content[0]
 	}
 	d := &decoder{errs: errs}
-	if r := d.resolve(root); isNull(r) {
+	r := d.resolve(root)
+	switch {
+	case isNull(r):
 		return &c, true
+	case r.Kind != yaml.MappingNode:
+		errs.decodef("", "expected a mapping, got "+describe(r))
+		return &c, false
 	}
-	d.config(root, &c)
+	d.config(r, &c)
 	return &c, true
 }
 
