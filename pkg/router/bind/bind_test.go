@@ -504,10 +504,10 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 type nopBind struct{}
 
 func (nopBind) Open(uint16) ([]conn.ReceiveFunc, uint16, error) { return nil, 0, nil }
-func (nopBind) Close() error                                     { return nil }
-func (nopBind) SetMark(uint32) error                             { return nil }
-func (nopBind) Send([][]byte, conn.Endpoint) error               { return nil }
-func (nopBind) BatchSize() int                                   { return conn.IdealBatchSize }
+func (nopBind) Close() error                                    { return nil }
+func (nopBind) SetMark(uint32) error                            { return nil }
+func (nopBind) Send([][]byte, conn.Endpoint) error              { return nil }
+func (nopBind) BatchSize() int                                  { return conn.IdealBatchSize }
 func (nopBind) ParseEndpoint(s string) (conn.Endpoint, error) {
 	ap, err := netip.ParseAddrPort(s)
 	return &conn.StdNetEndpoint{AddrPort: ap}, err
