@@ -1,0 +1,112 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// ErrNoRelay is wrapped by FetchStatus and FetchPing when nothing answers on
+// the admin address.
+var ErrNoRelay = errors.New("no relay answering")
+
+// maxResponse bounds what the client reads from the admin server.
+const maxResponse = 16 << 20
+
+// FetchStatus asks the relay at addr ("host:port" or an http:// URL) for its
+// status. When nothing listens there the error reads "no relay answering on
+// ADDR: is it running? (--admin)" and wraps ErrNoRelay and the dial error.
+func FetchStatus(ctx context.Context, addr string) (Status, error) {
+	var s Status
+	body, err := get(ctx, addr, "/status", nil)
+	if err != nil {
+		return Status{}, err
+	}
+	if err := json.Unmarshal(body, &s); err != nil {
+		return Status{}, fmt.Errorf("decoding status from %s: %w", addr, err)
+	}
+	return s, nil
+}
+
+// FetchPing asks the relay at addr to probe every path of peer now. For a
+// peer the relay does not know the error wraps ErrUnknownPeer.
+func FetchPing(ctx context.Context, addr, peer string) ([]PingResult, error) {
+	body, err := get(ctx, addr, "/ping", url.Values{"peer": {peer}})
+	if err != nil {
+		return nil, err
+	}
+	var r []PingResult
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("decoding ping results from %s: %w", addr, err)
+	}
+	return r, nil
+}
+
+// noRelayError is the error for an admin address where nothing answers.
+type noRelayError struct {
+	addr string
+	err  error
+}
+
+func (e *noRelayError) Error() string {
+	return fmt.Sprintf("no relay answering on %s: is it running? (--admin)", e.addr)
+}
+
+func (e *noRelayError) Unwrap() []error { return []error{ErrNoRelay, e.err} }
+
+// get performs GET path on the admin server and returns the body of a 200
+// answer; other answers become errors carrying the server's message.
+func get(ctx context.Context, addr, path string, q url.Values) ([]byte, error) {
+	base := addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("admin address %q: want host:port", addr)
+	}
+	u.Path = path
+	u.RawQuery = q.Encode()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("admin request: %w", err)
+	}
+	// A private transport: no proxy from the environment (the admin
+	// address is local), and no idle connections left behind.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return nil, &noRelayError{addr: addr, err: err}
+		}
+		return nil, fmt.Errorf("admin request to %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from %s: %w", path, addr, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return body, nil
+	}
+
+	msg := strings.TrimSpace(string(body))
+	var eb errorBody
+	if json.Unmarshal(body, &eb) == nil && eb.Error != "" {
+		msg = eb.Error
+	}
+	// A JSON error body tells "no such peer" from "no such endpoint" (an
+	// older relay), which answers 404 in plain text.
+	if resp.StatusCode == http.StatusNotFound && path == "/ping" && eb.Error != "" {
+		return nil, fmt.Errorf("relay at %s: %w %q", addr, ErrUnknownPeer, q.Get("peer"))
+	}
+	return nil, fmt.Errorf("relay at %s: %s %s: %s", addr, path, resp.Status, msg)
+}

@@ -1,0 +1,22 @@
+// Package admin is the relay's local control surface: an HTTP server on the
+// admin address (default 127.0.0.1:9586) and the client and renderers that
+// the relay command uses to talk to it.
+//
+// Endpoints:
+//
+//	/healthz          200 "ok" while the process serves HTTP at all.
+//	/readyz           200 once the configuration is applied and the device is
+//	                  up, 503 with the reason otherwise. Never tied to peer
+//	                  reachability: a sidecar that turns unready takes the
+//	                  Liqo gateway pod out of its Service.
+//	/status           the Status document as JSON (see docs/status.md); its
+//	                  field names are an interface scripts rely on.
+//	/metrics          the Prometheus registry passed to NewServer.
+//	/ping?peer=NAME   probes every path of the peer now and returns
+//	                  []PingResult as JSON; 404 for an unknown peer.
+//
+// The server asks a Source (implemented by the agent) for everything it
+// shows; package admintest has a fake one. FetchStatus and FetchPing are the
+// client side, RenderTable and RenderPing the human output of `relay status`
+// and `relay ping`.
+package admin

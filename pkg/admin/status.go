@@ -1,0 +1,151 @@
+package admin
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Status is the document served at /status and printed by
+// `relay status --json`. The JSON field names are a stable interface;
+// docs/status.md describes every field. Slices are never encoded as null.
+type Status struct {
+	Name             string       `json:"name"`
+	Version          string       `json:"version"`
+	Mode             string       `json:"mode"` // "tun" or "netstack"
+	PublicKey        string       `json:"publicKey"`
+	ListenPort       int          `json:"listenPort"`
+	UptimeSeconds    float64      `json:"uptimeSeconds"`
+	ConfigGeneration int64        `json:"configGeneration"`
+	Peers            []PeerStatus `json:"peers"`
+	Events           []Event      `json:"events"` // recent path switches, oldest first
+}
+
+// PeerStatus is one peer (another provider's relay).
+type PeerStatus struct {
+	Name          string       `json:"name"`
+	PublicKey     string       `json:"publicKey"`
+	ActivePath    string       `json:"activePath"` // "" when no path is usable
+	Reachable     bool         `json:"reachable"`
+	Prefixes      []string     `json:"prefixes"`
+	LastHandshake Time         `json:"lastHandshake"` // "" before the first handshake
+	RxBytes       uint64       `json:"rxBytes"`
+	TxBytes       uint64       `json:"txBytes"`
+	Paths         []PathStatus `json:"paths"`
+}
+
+// PathStatus is one path to a peer.
+type PathStatus struct {
+	Name       string    `json:"name"`
+	Endpoint   string    `json:"endpoint"` // configured address
+	Observed   string    `json:"observed"` // address the peer's packets come from, "" if none yet
+	State      PathState `json:"state"`
+	RTTMs      float64   `json:"rttMs"`
+	JitterMs   float64   `json:"jitterMs"`
+	Loss       float64   `json:"loss"` // 0 to 1
+	LastChange Time      `json:"lastChange"`
+	Bias       float64   `json:"bias"`    // configured preference, as the config states it
+	Penalty    float64   `json:"penalty"` // current anti-flap penalty
+}
+
+// Event is one change of a peer's active path.
+type Event struct {
+	At     Time   `json:"at"`
+	Peer   string `json:"peer"`
+	From   string `json:"from"` // "" when there was no active path
+	To     string `json:"to"`   // "" when no path is left
+	Reason string `json:"reason"`
+}
+
+// PathState is the health state of a path.
+type PathState string
+
+// Path states.
+const (
+	PathUp       PathState = "up"
+	PathDown     PathState = "down"
+	PathDampened PathState = "dampened" // answering again, but held back until it proves stable
+)
+
+// PingResult is the outcome of probing one path on demand (/ping).
+type PingResult struct {
+	Path  string  `json:"path"`
+	RTTMs float64 `json:"rttMs"`
+	OK    bool    `json:"ok"`
+	Error string  `json:"error"`
+}
+
+// Time is a timestamp that encodes as an RFC 3339 string in UTC (with
+// fractional seconds only when present), and the zero time as "".
+type Time struct{ time.Time }
+
+// At wraps t; it is shorthand for Time{t}.
+func At(t time.Time) Time { return Time{t} }
+
+// MarshalJSON implements json.Marshaler.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte(`""`), nil
+	}
+	return json.Marshal(t.UTC().Format(time.RFC3339Nano))
+}
+
+// UnmarshalJSON implements json.Unmarshaler; it accepts "" as the zero time.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("timestamp: %w", err)
+	}
+	if s == "" {
+		*t = Time{}
+		return nil
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return fmt.Errorf("timestamp: %w", err)
+	}
+	*t = Time{v}
+	return nil
+}
+
+// normalized returns a copy of s that always encodes: nil slices become
+// empty (the JSON carries [] rather than null, so scripts can iterate
+// without checks) and non-finite numbers, which JSON cannot carry (an
+// estimator with no samples yet), become 0. The source's slices are not
+// modified.
+func (s Status) normalized() Status {
+	s.UptimeSeconds = finite(s.UptimeSeconds)
+	s.Events = orEmpty(s.Events)
+	peers := make([]PeerStatus, len(s.Peers))
+	for i, p := range s.Peers {
+		p.Prefixes = orEmpty(p.Prefixes)
+		paths := make([]PathStatus, len(p.Paths))
+		for j, ps := range p.Paths {
+			ps.RTTMs = finite(ps.RTTMs)
+			ps.JitterMs = finite(ps.JitterMs)
+			ps.Loss = finite(ps.Loss)
+			ps.Bias = finite(ps.Bias)
+			ps.Penalty = finite(ps.Penalty)
+			paths[j] = ps
+		}
+		p.Paths = paths
+		peers[i] = p
+	}
+	s.Peers = peers
+	return s
+}
+
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
