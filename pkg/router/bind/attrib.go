@@ -128,13 +128,13 @@ func (b *Bind) forgetIndicesLocked(p *peer) {
 	b.index.Store(&m)
 }
 
-// count adds one received data message from addr to p. It allocates only
-// the first time an address is seen.
-func (p *peer) count(addr netip.AddrPort, size int) {
+// count adds received data messages from addr to p. It allocates only the
+// first time an address is seen.
+func (p *peer) count(addr netip.AddrPort, packets, bytes uint64) {
 	for i := range p.srcs {
 		if s := p.srcs[i].Load(); s != nil && s.addr == addr {
-			s.packets.Add(1)
-			s.bytes.Add(uint64(size))
+			s.packets.Add(packets)
+			s.bytes.Add(bytes)
 			return
 		}
 	}
@@ -144,8 +144,8 @@ func (p *peer) count(addr netip.AddrPort, size int) {
 	for i := range p.srcs {
 		s := p.srcs[i].Load()
 		if s != nil && s.addr == addr { // inserted meanwhile
-			s.packets.Add(1)
-			s.bytes.Add(uint64(size))
+			s.packets.Add(packets)
+			s.bytes.Add(bytes)
 			return
 		}
 		if s == nil && slot < 0 {
@@ -157,8 +157,8 @@ func (p *peer) count(addr netip.AddrPort, size int) {
 		p.nextSrc = (p.nextSrc + 1) % maxSources
 	}
 	s := &source{addr: addr}
-	s.packets.Add(1)
-	s.bytes.Add(uint64(size))
+	s.packets.Add(packets)
+	s.bytes.Add(bytes)
 	p.srcs[slot].Store(s)
 }
 
