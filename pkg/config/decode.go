@@ -11,9 +11,10 @@ import (
 )
 
 // maxNodes bounds the YAML nodes the decoder visits, counting every visit
-// through an alias, so that an alias bomb cannot make Parse run forever. A
-// thousand peers with a few paths each stay far below it.
-const maxNodes = 1 << 20
+// through an alias, so that an alias bomb cannot make Parse run for long. A
+// peer with a few paths and prefixes is about 50 nodes, so thousands of
+// peers stay below it.
+const maxNodes = 1 << 18
 
 // decoder walks a yaml.Node tree, reporting every problem with its path.
 type decoder struct {
@@ -135,6 +136,9 @@ func (d *decoder) list(n *yaml.Node, path string) []*yaml.Node {
 	out := make([]*yaml.Node, 0, len(n.Content))
 	for _, e := range n.Content {
 		if e = d.resolve(e); e == nil {
+			if d.exhausted {
+				return nil
+			}
 			e = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
 		}
 		out = append(out, e)

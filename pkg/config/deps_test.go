@@ -13,7 +13,7 @@ import (
 // processes, clocks or heavy dependencies in non-test files.
 func TestPureImports(t *testing.T) {
 	allowed := map[string]bool{
-		"bytes": true, "encoding/base64": true, "encoding/hex": true, "errors": true,
+		"bytes": true, "cmp": true, "encoding/base64": true, "encoding/hex": true, "errors": true,
 		"fmt": true, "io": true, "math": true, "net/netip": true, "slices": true,
 		"strconv": true, "strings": true, "time": true,
 		"go.yaml.in/yaml/v3":             true,

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -42,8 +43,17 @@ type errList struct {
 	bad  map[string]bool
 }
 
+// maxErrors bounds the problems reported: past a few hundred, a human
+// reads none of them, and a pathological document could yield millions.
+const maxErrors = 500
+
 func (l *errList) add(path, msg string) {
-	l.errs = append(l.errs, FieldError{Path: path, Msg: msg})
+	switch n := len(l.errs); {
+	case n < maxErrors:
+		l.errs = append(l.errs, FieldError{Path: path, Msg: msg})
+	case n == maxErrors:
+		l.errs = append(l.errs, FieldError{Msg: fmt.Sprintf("too many problems; only the first %d are shown", maxErrors)})
+	}
 }
 
 // decodef records a decoding problem and marks path as bad.

@@ -56,7 +56,7 @@ func decode(data []byte, errs *errList) (*Config, bool) {
 		return &c, false
 	}
 	d.config(r, &c)
-	return &c, true
+	return &c, !d.exhausted
 }
 
 func (d *decoder) config(n *yaml.Node, c *Config) {

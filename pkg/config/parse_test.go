@@ -422,3 +422,11 @@ func TestFieldErrorFormat(t *testing.T) {
 		t.Errorf("Errors.Error() = %q", got)
 	}
 }
+
+func TestTooManyErrors(t *testing.T) {
+	doc := "name: a\nprivateKey: $PRIV\naddresses: [" + strings.Repeat("x, ", maxErrors+100) + "x]\n"
+	errs := parseErrors(t, doc)
+	if len(errs) != maxErrors+1 || !strings.Contains(errs[maxErrors].Msg, "too many problems") {
+		t.Errorf("got %d errors ending in %v, want %d and a final 'too many problems'", len(errs), errs[len(errs)-1], maxErrors+1)
+	}
+}

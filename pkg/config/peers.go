@@ -47,7 +47,7 @@ func (c *Config) validatePeers(e *errList, global map[healthProblem]bool) {
 			}
 		}
 	}
-	c.checkPeerOverlaps(e)
+	c.reportPeerConflicts(e)
 }
 
 func (c *Config) validatePeer(e *errList, path string, p *Peer) {
@@ -111,6 +111,8 @@ func (c *Config) local(q netip.Prefix) bool {
 }
 
 func (c *Config) validateSeesUs(e *errList, path string, ms []Mapping) {
+	// Mappings that are valid on their own, checked for overlaps below.
+	var reals, ases []span
 	for i, m := range ms {
 		ip := index(path, i)
 		ok := true
@@ -141,47 +143,16 @@ func (c *Config) validateSeesUs(e *errList, path string, ms []Mapping) {
 		if !c.local(m.Real) {
 			e.checkf(field(ip, "real"), fmt.Sprintf("%s is not inside exports or addresses", m.Real))
 		}
-		for j := range i {
-			o := ms[j]
-			if o.Real.IsValid() && m.Real.Overlaps(o.Real) {
-				e.checkf(field(ip, "real"), fmt.Sprintf("%s overlaps %s.real %s", m.Real, index(path, j), o.Real))
-			}
-			if o.As.IsValid() && m.As.Overlaps(o.As) {
-				e.checkf(field(ip, "as"), fmt.Sprintf("%s overlaps %s.as %s", m.As, index(path, j), o.As))
-			}
-		}
+		reals = append(reals, span{p: m.Real, idx: i})
+		ases = append(ases, span{p: m.As, idx: i})
 	}
-}
-
-// checkPeerOverlaps reports peer prefixes claimed by two peers, and peer
-// prefixes that overlap our exports or contain our addresses: either makes
-// routing ambiguous. It is quadratic in the number of prefixes, which is
-// fine for the hundreds a configuration holds.
-func (c *Config) checkPeerOverlaps(e *errList) {
-	for i, p := range c.Peers {
-		for k, q := range p.Prefixes {
-			if !q.IsValid() || q != q.Masked() {
-				continue
-			}
-			qp := index(field(index("peers", i), "prefixes"), k)
-			for x, ex := range c.Exports {
-				if ex.IsValid() && ex.Overlaps(q) {
-					e.checkf(qp, fmt.Sprintf("%s overlaps exports[%d] %s (ambiguous routing; translate with seesUs on the other side)", q, x, ex))
-				}
-			}
-			for x, a := range c.Addresses {
-				if a.IsValid() && q.Contains(a.Addr()) {
-					e.checkf(qp, fmt.Sprintf("%s contains our own address addresses[%d] %s", q, x, a.Addr()))
-				}
-			}
-			for j := range i {
-				o := c.Peers[j]
-				for l, r := range o.Prefixes {
-					if r.IsValid() && r == r.Masked() && r.Overlaps(q) {
-						e.checkf(qp, fmt.Sprintf("%s of peer %q overlaps %s of peer %q (peers[%d].prefixes[%d])", q, p.Name, r, o.Name, j, l))
-					}
-				}
-			}
+	for _, side := range []struct {
+		name  string
+		spans []span
+	}{{"real", reals}, {"as", ases}} {
+		for _, cf := range selfOverlaps(side.spans) {
+			e.checkf(field(index(path, cf.at.idx), side.name), fmt.Sprintf("%s overlaps %s.%s %s",
+				cf.at.p, index(path, cf.other.idx), side.name, cf.other.p))
 		}
 	}
 }
