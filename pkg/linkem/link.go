@@ -89,17 +89,17 @@ type direction struct {
 	wake  chan struct{}
 }
 
-func newDirection(seed int64, dir uint64) *direction {
-	return &direction{line: newLine(seed, dir), q: newQueue(maxQueue), wake: make(chan struct{}, 1)}
+func newDirection(seed int64, dir uint64, queue int) *direction {
+	return &direction{line: newLine(seed, dir), q: newQueue(queue), wake: make(chan struct{}, 1)}
 }
 
 // New starts a link listening on 127.0.0.1:0 that forwards to target.
 // Close stops it.
 func New(target netip.AddrPort, cfg Config, log *slog.Logger) (*Link, error) {
-	return newLink(target, cfg, log, nil)
+	return newLink(target, cfg, log, nil, maxQueue)
 }
 
-func newLink(target netip.AddrPort, cfg Config, log *slog.Logger, decided func(bool)) (*Link, error) {
+func newLink(target netip.AddrPort, cfg Config, log *slog.Logger, decided func(bool), queue int) (*Link, error) {
 	if !target.IsValid() {
 		return nil, fmt.Errorf("linkem: invalid target %v", target)
 	}
@@ -117,8 +117,8 @@ func newLink(target netip.AddrPort, cfg Config, log *slog.Logger, decided func(b
 		front:   front,
 		cfg:     cfg,
 		clients: make(map[netip.AddrPort]*client),
-		up:      newDirection(cfg.Seed, 1),
-		down:    newDirection(cfg.Seed, 2),
+		up:      newDirection(cfg.Seed, 1, queue),
+		down:    newDirection(cfg.Seed, 2, queue),
 		done:    make(chan struct{}),
 		decided: decided,
 	}

@@ -47,9 +47,13 @@ func send(t *testing.T, c *net.UDPConn, pkt []byte, to netip.AddrPort) {
 // hooked starts a link whose arrivals are announced on the returned channel,
 // so a test can step traffic one datagram at a time without sleeping.
 func hooked(t *testing.T, target netip.AddrPort, cfg Config) (*Link, <-chan bool) {
+	return hookedQueue(t, target, cfg, maxQueue)
+}
+
+func hookedQueue(t *testing.T, target netip.AddrPort, cfg Config, queue int) (*Link, <-chan bool) {
 	t.Helper()
 	ch := make(chan bool, 1024)
-	l, err := newLink(target, cfg, slog.New(slog.DiscardHandler), func(up bool) { ch <- up })
+	l, err := newLink(target, cfg, slog.New(slog.DiscardHandler), func(up bool) { ch <- up }, queue)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,5 +257,18 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 func TestInvalidTarget(t *testing.T) {
 	if _, err := New(netip.AddrPort{}, Config{}, nil); err == nil {
 		t.Fatal("New accepted an invalid target")
+	}
+}
+
+func TestFullDelayLineDrops(t *testing.T) {
+	const queue = 8
+	target, cl := listen(t), listen(t)
+	l, decided := hookedQueue(t, addrOf(target), Config{Delay: time.Hour}, queue)
+	for range queue + 3 {
+		send(t, cl, []byte("x"), l.Addr())
+		<-decided
+	}
+	if s := l.Stats().ToTarget; s.Overflow != 3 || s.Dropped() != 3 || s.Packets != 0 {
+		t.Fatalf("stats %+v, want 3 overflow drops and nothing delivered yet", s)
 	}
 }
