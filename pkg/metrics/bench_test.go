@@ -8,19 +8,35 @@ import (
 	"github.com/liqo-relay/relay/pkg/metrics"
 )
 
-func BenchmarkAddPacketsDropped(b *testing.B) {
-	m := metrics.New()
-	b.ReportAllocs()
-	for b.Loop() {
-		m.AddPacketsDropped(metrics.DropBadDestination, 1)
-	}
-}
-
 func BenchmarkObserveRTT(b *testing.B) {
 	m := metrics.New()
 	b.ReportAllocs()
 	for b.Loop() {
 		m.ObserveRTT("provider-b", "direct", 10*time.Millisecond)
+	}
+}
+
+func BenchmarkProbeSent(b *testing.B) {
+	m := metrics.New()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.ProbeSent("provider-b", "direct")
+	}
+}
+
+// BenchmarkHousekeeping is what the agent does every housekeeping tick for
+// one peer with three paths.
+func BenchmarkHousekeeping(b *testing.B) {
+	m := metrics.New()
+	var n uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		n++
+		m.PeerBytes("provider-b", n*1000, n*900)
+		for _, p := range []string{"direct", "consumer", "backup"} {
+			m.PathStats("provider-b", p, 0.01, n)
+		}
+		m.Pipeline(metrics.PipelineCounters{DroppedBadSource: n, TranslatedRX: n, TranslatedTX: n})
 	}
 }
 
@@ -30,11 +46,12 @@ func BenchmarkGather(b *testing.B) {
 	for i := range 20 {
 		peer := fmt.Sprintf("provider-%d", i)
 		for _, p := range []string{"direct", "consumer", "backup"} {
-			m.SetPathUp(peer, p, true)
+			m.PathUp(peer, p, true)
 			m.ObserveRTT(peer, p, time.Millisecond)
+			m.PathStats(peer, p, 0, 1)
 			m.ProbeSent(peer, p)
 		}
-		m.SetPeerBytes(peer, 1, 1)
+		m.PeerBytes(peer, 1, 1)
 	}
 	b.ReportAllocs()
 	for b.Loop() {

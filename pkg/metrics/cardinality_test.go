@@ -23,23 +23,24 @@ func TestCardinalityMatchesModel(t *testing.T) {
 			livePaths := map[[2]string]bool{}
 			livePeers := map[string]bool{}
 
-			for step := range 300 {
+			for step := range 150 {
 				peer := peers[rng.IntN(len(peers))]
 				path := paths[rng.IntN(len(paths))]
 				switch op := rng.IntN(10); {
 				case op < 6:
-					m.SetPathUp(peer, path, rng.IntN(2) == 0)
+					m.PathUp(peer, path, rng.IntN(2) == 0)
 					m.ObserveRTT(peer, path, time.Duration(rng.IntN(1e9)))
+					m.PathStats(peer, path, rng.Float64(), rng.Uint64N(1e6))
 					m.ProbeSent(peer, path)
-					m.SetPeerReachable(peer, true)
-					m.SetPeerBytes(peer, rng.Uint64N(1e9), rng.Uint64N(1e9))
+					m.PeerReachable(peer, true)
+					m.PeerBytes(peer, rng.Uint64N(1e9), rng.Uint64N(1e9))
 					livePaths[[2]string{peer, path}] = true
 					livePeers[peer] = true
 				case op < 8:
-					m.DeletePath(peer, path)
+					m.RemovePath(peer, path)
 					delete(livePaths, [2]string{peer, path})
 				default:
-					m.DeletePeer(peer)
+					m.RemovePeer(peer)
 					delete(livePeers, peer)
 					for k := range livePaths {
 						if k[0] == peer {
@@ -48,7 +49,7 @@ func TestCardinalityMatchesModel(t *testing.T) {
 					}
 				}
 				series := seriesByName(t, m)
-				for _, name := range []string{"relay_path_up", "relay_path_rtt_seconds", "relay_probes_sent_total"} {
+				for _, name := range []string{"relay_path_up", "relay_path_rtt_seconds", "relay_probes_sent_total", "relay_probes_lost_total"} {
 					if got := series[name]; got != len(livePaths) {
 						t.Fatalf("step %d: %s has %d series, model has %d paths", step, name, got, len(livePaths))
 					}

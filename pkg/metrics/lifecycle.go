@@ -1,36 +1,47 @@
 package metrics
 
-// HandshakeReason is why the relay initiated a WireGuard handshake with a
-// peer. The set is closed so the label stays bounded.
-type HandshakeReason string
-
+// Reasons for HandshakeInitiated. The agent passes one of these (or
+// another fixed string of its own); the label set stays as small as the set
+// of literals in the agent.
 const (
 	// HandshakeStartup: the relay started and greets every configured peer.
-	HandshakeStartup HandshakeReason = "startup"
+	HandshakeStartup = "startup"
 	// HandshakePeerAdded: the peer appeared in a reloaded configuration.
-	HandshakePeerAdded HandshakeReason = "peer-added"
+	HandshakePeerAdded = "peer-added"
 	// HandshakePeerRestarted: the peer's probes show it restarted (its
 	// session state is gone), so a fresh handshake is needed.
-	HandshakePeerRestarted HandshakeReason = "peer-restarted"
+	HandshakePeerRestarted = "peer-restarted"
 )
 
-// ConfigReloaded counts one configuration reload: result "ok" when err is
-// nil, "error" otherwise.
-func (m *Metrics) ConfigReloaded(err error) {
+// ConfigReload counts one configuration reload attempt, by result: "ok"
+// when it was applied, "error" when it was rejected.
+func (m *Metrics) ConfigReload(ok bool) {
 	if m == nil {
 		return
 	}
-	if err != nil {
-		m.reloadError.Inc()
+	if ok {
+		m.reloadOK.Inc()
 		return
 	}
-	m.reloadOK.Inc()
+	m.reloadError.Inc()
 }
 
-// HandshakeInitiated counts one handshake the relay initiated with the peer.
-func (m *Metrics) HandshakeInitiated(peer string, reason HandshakeReason) {
+// HandshakeInitiated counts one WireGuard handshake the relay initiated
+// with the peer, for reason (see the Handshake constants).
+func (m *Metrics) HandshakeInitiated(peer, reason string) {
 	if m == nil {
 		return
 	}
-	m.handshakes.WithLabelValues(peer, string(reason)).Inc()
+	m.handshakes.WithLabelValues(peer, reason).Inc()
+}
+
+// ProbeRejected counts one probe packet the relay received and discarded:
+// it failed authentication, was a replay, or arrived while the relay was
+// too busy to handle it. A steady rate points at a key mismatch or an
+// overloaded relay.
+func (m *Metrics) ProbeRejected() {
+	if m == nil {
+		return
+	}
+	m.probesRejected.Inc()
 }

@@ -29,21 +29,22 @@ var rttBuckets = []float64{
 type Metrics struct {
 	reg *prometheus.Registry
 
-	pathUp      *prometheus.GaugeVec
-	pathActive  *prometheus.GaugeVec
-	pathRTT     *prometheus.HistogramVec
-	pathLoss    *prometheus.GaugeVec
-	probesSent  *prometheus.CounterVec
-	probesLost  *prometheus.CounterVec
-	switches    *prometheus.CounterVec
-	reachable   *prometheus.GaugeVec
-	handshakes  *prometheus.CounterVec
-	peerBytes   *bytesCollector
-	dropped     [numDropReasons]prometheus.Counter
-	translated  [numDirections]prometheus.Counter
-	mssClamped  prometheus.Counter
-	reloadOK    prometheus.Counter
-	reloadError prometheus.Counter
+	pathUp         *prometheus.GaugeVec
+	pathActive     *prometheus.GaugeVec
+	pathRTT        *prometheus.HistogramVec
+	pathLoss       *prometheus.GaugeVec
+	probesSent     *prometheus.CounterVec
+	probesLost     *cumulative
+	probesRejected prometheus.Counter
+	switches       *prometheus.CounterVec
+	reachable      *prometheus.GaugeVec
+	handshakes     *prometheus.CounterVec
+	peerBytes      *cumulative
+	dropped        *cumulative
+	translated     *cumulative
+	mssClamped     *cumulative
+	reloadOK       prometheus.Counter
+	reloadError    prometheus.Counter
 }
 
 // Option adjusts New.
@@ -72,7 +73,7 @@ func New(opts ...Option) *Metrics {
 		reg: prometheus.NewRegistry(),
 		pathUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "path_up",
-			Help: "1 if the path to the peer is up (probes answered), 0 if down or dampened.",
+			Help: "1 if the path to the peer is up (probes answered), else 0.",
 		}, pathLabels),
 		pathActive: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "path_active",
@@ -91,10 +92,12 @@ func New(opts ...Option) *Metrics {
 			Namespace: namespace, Name: "probes_sent_total",
 			Help: "Probes sent on the path.",
 		}, pathLabels),
-		probesLost: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "probes_lost_total",
-			Help: "Probes on the path that got no answer in time.",
-		}, pathLabels),
+		probesLost: newCumulative(namespace+"_probes_lost_total",
+			"Probes on the path that got no answer in time.", pathLabels...),
+		probesRejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "probes_rejected_total",
+			Help: "Received probe packets discarded: bad authentication, replays, or no room to handle them.",
+		}),
 		switches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "path_switches_total",
 			Help: "Changes of the peer's active path, by old path, new path and reason.",
@@ -107,27 +110,19 @@ func New(opts ...Option) *Metrics {
 			Namespace: namespace, Name: "handshakes_initiated_total",
 			Help: "WireGuard handshakes the relay initiated with the peer, by reason.",
 		}, []string{"peer", "reason"}),
-		peerBytes: newBytesCollector(),
-		mssClamped: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "mss_clamped_total",
-			Help: "TCP SYN packets whose MSS option was lowered to fit the tunnel MTU.",
-		}),
+		peerBytes: newCumulative(namespace+"_peer_bytes_total",
+			"Bytes exchanged with the peer over WireGuard, by direction (rx or tx).", "peer", "direction"),
+		dropped: newCumulative(namespace+"_packets_dropped_total",
+			"Packets the router refused, by reason.", "reason"),
+		translated: newCumulative(namespace+"_translated_packets_total",
+			"Packets whose addresses were rewritten to resolve overlapping pod CIDRs, by direction (rx or tx).", "direction"),
+		mssClamped: newCumulative(namespace+"_mss_clamped_total",
+			"TCP SYN packets whose MSS option was lowered to fit the tunnel MTU."),
 	}
+	// Bounded label sets are exported from the start, at 0, so that rate()
+	// and absent() work before the first event.
+	m.Pipeline(PipelineCounters{})
 
-	dropped := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: namespace, Name: "packets_dropped_total",
-		Help: "Packets the router refused, by reason.",
-	}, []string{"reason"})
-	for r := range DropReason(numDropReasons) {
-		m.dropped[r] = dropped.WithLabelValues(r.String())
-	}
-	translated := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: namespace, Name: "translated_packets_total",
-		Help: "Packets whose addresses were rewritten to resolve overlapping pod CIDRs, by direction.",
-	}, []string{"direction"})
-	for d := range Direction(numDirections) {
-		m.translated[d] = translated.WithLabelValues(d.String())
-	}
 	reloads := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "config_reloads_total",
 		Help: "Configuration reloads, by result (ok or error).",
@@ -144,9 +139,9 @@ func New(opts ...Option) *Metrics {
 
 	m.reg.MustRegister(
 		m.pathUp, m.pathActive, m.pathRTT, m.pathLoss,
-		m.probesSent, m.probesLost, m.switches,
+		m.probesSent, m.probesLost, m.probesRejected, m.switches,
 		m.reachable, m.handshakes, m.peerBytes,
-		dropped, translated, m.mssClamped, reloads, buildInfo,
+		m.dropped, m.translated, m.mssClamped, reloads, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

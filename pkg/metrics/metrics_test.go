@@ -1,7 +1,8 @@
 package metrics_test
 
 import (
-	"errors"
+	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -32,20 +33,22 @@ func count(t *testing.T, m *metrics.Metrics, name string) int {
 
 func TestPathGauges(t *testing.T) {
 	m := metrics.New()
-	m.SetPathUp("b", "direct", true)
-	m.SetPathUp("b", "consumer", false)
-	m.SetPathLoss("b", "direct", 0.25)
-	m.SetPathLoss("b", "consumer", 1.7) // clamped
-	m.SetPeerReachable("b", true)
-	m.SetPeerReachable("c", false)
+	m.PathUp("b", "direct", true)
+	m.PathUp("b", "consumer", false)
+	m.PathStats("b", "direct", 0.25, 0)
+	m.PathStats("b", "consumer", 1.7, 0) // clamped
+	m.PathStats("b", "backup", math.NaN(), 0)
+	m.PeerReachable("b", true)
+	m.PeerReachable("c", false)
 
 	gatherCompare(t, m, `
-# HELP relay_path_up 1 if the path to the peer is up (probes answered), 0 if down or dampened.
+# HELP relay_path_up 1 if the path to the peer is up (probes answered), else 0.
 # TYPE relay_path_up gauge
 relay_path_up{path="consumer",peer="b"} 0
 relay_path_up{path="direct",peer="b"} 1
 # HELP relay_path_loss_ratio Estimated probe loss on the path, 0 to 1.
 # TYPE relay_path_loss_ratio gauge
+relay_path_loss_ratio{path="backup",peer="b"} 0
 relay_path_loss_ratio{path="consumer",peer="b"} 1
 relay_path_loss_ratio{path="direct",peer="b"} 0.25
 # HELP relay_peer_reachable 1 if at least one path to the peer is usable, else 0.
@@ -55,12 +58,12 @@ relay_peer_reachable{peer="c"} 0
 `, "relay_path_up", "relay_path_loss_ratio", "relay_peer_reachable")
 }
 
-func TestPathSwitched(t *testing.T) {
+func TestSwitch(t *testing.T) {
 	m := metrics.New()
-	m.PathSwitched("b", "", "direct", "initial")
-	m.PathSwitched("b", "direct", "consumer", "down")
-	m.PathSwitched("b", "consumer", "direct", "better")
-	m.PathSwitched("b", "direct", "consumer", "down")
+	m.Switch("b", "", "direct", "initial")
+	m.Switch("b", "direct", "consumer", "down")
+	m.Switch("b", "consumer", "direct", "better")
+	m.Switch("b", "direct", "consumer", "down")
 
 	gatherCompare(t, m, `
 # HELP relay_path_active 1 if the path currently carries the peer's traffic, else 0.
@@ -74,7 +77,7 @@ relay_path_switches_total{from="direct",peer="b",reason="down",to="consumer"} 2
 relay_path_switches_total{from="none",peer="b",reason="initial",to="direct"} 1
 `, "relay_path_active", "relay_path_switches_total")
 
-	m.SetPathActive("b", "consumer", false)
+	m.PathActive("b", "consumer", false)
 	gatherCompare(t, m, `
 # HELP relay_path_active 1 if the path currently carries the peer's traffic, else 0.
 # TYPE relay_path_active gauge
@@ -123,8 +126,8 @@ func TestProbeCounters(t *testing.T) {
 		m.ProbeSent("b", "direct")
 	}
 	m.ProbeSent("b", "consumer")
-	m.ProbeLost("b", "direct")
-	m.ProbeLost("b", "direct")
+	m.PathStats("b", "direct", 0.2, 2)
+	m.ProbeRejected()
 	gatherCompare(t, m, `
 # HELP relay_probes_sent_total Probes sent on the path.
 # TYPE relay_probes_sent_total counter
@@ -133,7 +136,10 @@ relay_probes_sent_total{path="direct",peer="b"} 10
 # HELP relay_probes_lost_total Probes on the path that got no answer in time.
 # TYPE relay_probes_lost_total counter
 relay_probes_lost_total{path="direct",peer="b"} 2
-`, "relay_probes_sent_total", "relay_probes_lost_total")
+# HELP relay_probes_rejected_total Received probe packets discarded: bad authentication, replays, or no room to handle them.
+# TYPE relay_probes_rejected_total counter
+relay_probes_rejected_total 1
+`, "relay_probes_sent_total", "relay_probes_lost_total", "relay_probes_rejected_total")
 }
 
 func TestPeerBytesCumulative(t *testing.T) {
@@ -149,7 +155,7 @@ func TestPeerBytesCumulative(t *testing.T) {
 		{80, 5, "380", "25"},  // unchanged
 	}
 	for i, s := range steps {
-		m.SetPeerBytes("b", s.rx, s.tx)
+		m.PeerBytes("b", s.rx, s.tx)
 		want := `
 # HELP relay_peer_bytes_total Bytes exchanged with the peer over WireGuard, by direction (rx or tx).
 # TYPE relay_peer_bytes_total counter
@@ -161,53 +167,66 @@ relay_peer_bytes_total{direction="tx",peer="b"} ` + s.wantTX + "\n"
 	}
 }
 
-func TestRouterCounters(t *testing.T) {
-	m := metrics.New()
-	// Every bounded label value is present from the start.
-	gatherCompare(t, m, `
+const pipelineHeader = `
 # HELP relay_packets_dropped_total Packets the router refused, by reason.
 # TYPE relay_packets_dropped_total counter
-relay_packets_dropped_total{reason="bad_destination"} 0
-relay_packets_dropped_total{reason="bad_source"} 0
-relay_packets_dropped_total{reason="malformed"} 0
-# HELP relay_translated_packets_total Packets whose addresses were rewritten to resolve overlapping pod CIDRs, by direction.
+relay_packets_dropped_total{reason="bad_destination"} %d
+relay_packets_dropped_total{reason="bad_source"} %d
+relay_packets_dropped_total{reason="malformed"} %d
+# HELP relay_translated_packets_total Packets whose addresses were rewritten to resolve overlapping pod CIDRs, by direction (rx or tx).
 # TYPE relay_translated_packets_total counter
-relay_translated_packets_total{direction="rx"} 0
-relay_translated_packets_total{direction="tx"} 0
+relay_translated_packets_total{direction="rx"} %d
+relay_translated_packets_total{direction="tx"} %d
+# HELP relay_mss_clamped_total TCP SYN packets whose MSS option was lowered to fit the tunnel MTU.
+# TYPE relay_mss_clamped_total counter
+relay_mss_clamped_total %d
+`
+
+var pipelineNames = []string{"relay_packets_dropped_total", "relay_translated_packets_total", "relay_mss_clamped_total"}
+
+func TestPipeline(t *testing.T) {
+	m := metrics.New()
+	// Every bounded label value is present from the start, at 0.
+	gatherCompare(t, m, fmt.Sprintf(pipelineHeader, 0, 0, 0, 0, 0, 0), pipelineNames...)
+
+	for i, step := range []struct {
+		in   metrics.PipelineCounters
+		want [6]int // bad_destination, bad_source, malformed, rx, tx, mss
+	}{
+		{metrics.PipelineCounters{DroppedBadSource: 3, DroppedMalformed: 1, TranslatedRX: 7, TranslatedTX: 2, MSSClamped: 4},
+			[6]int{0, 3, 1, 7, 2, 4}},
+		{metrics.PipelineCounters{DroppedBadSource: 5, DroppedBadDestination: 1, DroppedMalformed: 1, TranslatedRX: 9, TranslatedTX: 2, MSSClamped: 4},
+			[6]int{1, 5, 1, 9, 2, 4}},
+		// The pipeline was recreated: its counters restarted.
+		{metrics.PipelineCounters{DroppedBadSource: 1, TranslatedRX: 2, TranslatedTX: 3},
+			[6]int{1, 6, 1, 11, 3, 4}}, // tx only grew
+	} {
+		m.Pipeline(step.in)
+		w := step.want
+		if err := testutil.GatherAndCompare(m.Registry(),
+			strings.NewReader(fmt.Sprintf(pipelineHeader, w[0], w[1], w[2], w[3], w[4], w[5])), pipelineNames...); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+}
+
+func TestReloadsAndHandshakes(t *testing.T) {
+	m := metrics.New()
+	gatherCompare(t, m, `
 # HELP relay_config_reloads_total Configuration reloads, by result (ok or error).
 # TYPE relay_config_reloads_total counter
 relay_config_reloads_total{result="error"} 0
 relay_config_reloads_total{result="ok"} 0
-`, "relay_packets_dropped_total", "relay_translated_packets_total", "relay_config_reloads_total")
+`, "relay_config_reloads_total")
 
-	m.AddPacketsDropped(metrics.DropBadSource, 3)
-	m.AddPacketsDropped(metrics.DropMalformed, 1)
-	m.AddPacketsDropped(metrics.DropReason(200), 5)     // ignored
-	m.AddPacketsDropped(metrics.DropBadDestination, -4) // ignored
-	m.AddTranslated(metrics.DirRX, 7)
-	m.AddTranslated(metrics.DirTX, 2)
-	m.AddTranslated(metrics.Direction(9), 1) // ignored
-	m.AddMSSClamped(4)
-	m.ConfigReloaded(nil)
-	m.ConfigReloaded(nil)
-	m.ConfigReloaded(errors.New("bad yaml"))
+	m.ConfigReload(true)
+	m.ConfigReload(true)
+	m.ConfigReload(false)
 	m.HandshakeInitiated("b", metrics.HandshakeStartup)
 	m.HandshakeInitiated("b", metrics.HandshakePeerRestarted)
 	m.HandshakeInitiated("c", metrics.HandshakePeerAdded)
 
 	gatherCompare(t, m, `
-# HELP relay_packets_dropped_total Packets the router refused, by reason.
-# TYPE relay_packets_dropped_total counter
-relay_packets_dropped_total{reason="bad_destination"} 0
-relay_packets_dropped_total{reason="bad_source"} 3
-relay_packets_dropped_total{reason="malformed"} 1
-# HELP relay_translated_packets_total Packets whose addresses were rewritten to resolve overlapping pod CIDRs, by direction.
-# TYPE relay_translated_packets_total counter
-relay_translated_packets_total{direction="rx"} 7
-relay_translated_packets_total{direction="tx"} 2
-# HELP relay_mss_clamped_total TCP SYN packets whose MSS option was lowered to fit the tunnel MTU.
-# TYPE relay_mss_clamped_total counter
-relay_mss_clamped_total 4
 # HELP relay_config_reloads_total Configuration reloads, by result (ok or error).
 # TYPE relay_config_reloads_total counter
 relay_config_reloads_total{result="error"} 1
@@ -217,8 +236,7 @@ relay_config_reloads_total{result="ok"} 2
 relay_handshakes_initiated_total{peer="b",reason="peer-restarted"} 1
 relay_handshakes_initiated_total{peer="b",reason="startup"} 1
 relay_handshakes_initiated_total{peer="c",reason="peer-added"} 1
-`, "relay_packets_dropped_total", "relay_translated_packets_total", "relay_mss_clamped_total",
-		"relay_config_reloads_total", "relay_handshakes_initiated_total")
+`, "relay_config_reloads_total", "relay_handshakes_initiated_total")
 }
 
 func TestBuildInfo(t *testing.T) {
@@ -246,16 +264,15 @@ func TestRuntimeCollectors(t *testing.T) {
 func record(m *metrics.Metrics, peer string, paths ...string) {
 	prev := ""
 	for _, p := range paths {
-		m.SetPathUp(peer, p, true)
+		m.PathUp(peer, p, true)
 		m.ObserveRTT(peer, p, time.Millisecond)
-		m.SetPathLoss(peer, p, 0.1)
+		m.PathStats(peer, p, 0.1, 1)
 		m.ProbeSent(peer, p)
-		m.ProbeLost(peer, p)
-		m.PathSwitched(peer, prev, p, "better")
+		m.Switch(peer, prev, p, "better")
 		prev = p
 	}
-	m.SetPeerReachable(peer, true)
-	m.SetPeerBytes(peer, 1, 2)
+	m.PeerReachable(peer, true)
+	m.PeerBytes(peer, 1, 2)
 	m.HandshakeInitiated(peer, metrics.HandshakeStartup)
 }
 
@@ -265,7 +282,7 @@ var perPeer = []string{
 	"relay_peer_reachable", "relay_peer_bytes_total", "relay_handshakes_initiated_total",
 }
 
-func TestDeletePeer(t *testing.T) {
+func TestRemovePeer(t *testing.T) {
 	m := metrics.New()
 	record(m, "b", "direct", "consumer")
 	record(m, "c", "direct", "consumer")
@@ -277,15 +294,15 @@ func TestDeletePeer(t *testing.T) {
 		}
 	}
 
-	m.DeletePeer("b")
-	m.DeletePeer("nobody") // no-op
+	m.RemovePeer("b")
+	m.RemovePeer("nobody") // no-op
 	for _, name := range perPeer {
 		if got, want := count(t, m, name), before[name]/2; got != want {
-			t.Errorf("%s: %d series after DeletePeer, want %d", name, got, want)
+			t.Errorf("%s: %d series after RemovePeer, want %d", name, got, want)
 		}
 	}
 
-	m.DeletePeer("c")
+	m.RemovePeer("c")
 	for _, name := range perPeer {
 		if got := count(t, m, name); got != 0 {
 			t.Errorf("%s: %d series after deleting every peer, want 0", name, got)
@@ -297,10 +314,10 @@ func TestDeletePeer(t *testing.T) {
 	}
 }
 
-func TestDeletePath(t *testing.T) {
+func TestRemovePath(t *testing.T) {
 	m := metrics.New()
 	record(m, "b", "direct", "consumer")
-	m.DeletePath("b", "consumer")
+	m.RemovePath("b", "consumer")
 
 	want := map[string]int{
 		"relay_path_up": 1, "relay_path_active": 1, "relay_path_rtt_seconds": 1,
@@ -311,7 +328,7 @@ func TestDeletePath(t *testing.T) {
 	}
 	for name, n := range want {
 		if got := count(t, m, name); got != n {
-			t.Errorf("%s: %d series after DeletePath, want %d", name, got, n)
+			t.Errorf("%s: %d series after RemovePath, want %d", name, got, n)
 		}
 	}
 	gatherCompare(t, m, `
@@ -328,41 +345,10 @@ func TestNilMetricsDiscards(t *testing.T) {
 	}
 	// None of these may panic.
 	record(m, "b", "direct")
-	m.SetPathActive("b", "direct", true)
-	m.AddPacketsDropped(metrics.DropMalformed, 1)
-	m.AddTranslated(metrics.DirTX, 1)
-	m.AddMSSClamped(1)
-	m.ConfigReloaded(nil)
-	m.DeletePath("b", "direct")
-	m.DeletePeer("b")
-}
-
-func TestHotPathDoesNotAllocate(t *testing.T) {
-	m := metrics.New()
-	allocs := testing.AllocsPerRun(100, func() {
-		m.AddPacketsDropped(metrics.DropBadSource, 1)
-		m.AddTranslated(metrics.DirRX, 1)
-		m.AddMSSClamped(1)
-	})
-	if allocs != 0 {
-		t.Fatalf("%v allocations per call, want 0", allocs)
-	}
-}
-
-func TestLabelStrings(t *testing.T) {
-	for _, tc := range []struct {
-		got, want string
-	}{
-		{metrics.DropBadSource.String(), "bad_source"},
-		{metrics.DropBadDestination.String(), "bad_destination"},
-		{metrics.DropMalformed.String(), "malformed"},
-		{metrics.DropReason(99).String(), "unknown"},
-		{metrics.DirRX.String(), "rx"},
-		{metrics.DirTX.String(), "tx"},
-		{metrics.Direction(99).String(), "unknown"},
-	} {
-		if tc.got != tc.want {
-			t.Errorf("got %q, want %q", tc.got, tc.want)
-		}
-	}
+	m.PathActive("b", "direct", true)
+	m.ProbeRejected()
+	m.Pipeline(metrics.PipelineCounters{MSSClamped: 1})
+	m.ConfigReload(true)
+	m.RemovePath("b", "direct")
+	m.RemovePeer("b")
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,18 +11,16 @@ import (
 // path (the first selection after startup, or the last path going down).
 const noPath = "none"
 
-// SetPathUp records whether the path to the peer is up.
-func (m *Metrics) SetPathUp(peer, path string, up bool) {
+// PathUp records whether the path to the peer is up.
+func (m *Metrics) PathUp(peer, path string, up bool) {
 	if m == nil {
 		return
 	}
 	m.pathUp.WithLabelValues(peer, path).Set(b2f(up))
 }
 
-// SetPathActive records whether the path carries the peer's traffic. The
-// agent sets the new active path to true and the old one to false; see also
-// PathSwitched, which does both and counts the switch.
-func (m *Metrics) SetPathActive(peer, path string, active bool) {
+// PathActive records whether the path carries the peer's traffic.
+func (m *Metrics) PathActive(peer, path string, active bool) {
 	if m == nil {
 		return
 	}
@@ -36,13 +35,18 @@ func (m *Metrics) ObserveRTT(peer, path string, rtt time.Duration) {
 	m.pathRTT.WithLabelValues(peer, path).Observe(rtt.Seconds())
 }
 
-// SetPathLoss records the estimated loss ratio of the path, clamped to
-// [0, 1].
-func (m *Metrics) SetPathLoss(peer, path string, ratio float64) {
+// PathStats records what the health monitor reports about a path: its
+// estimated loss ratio (clamped to [0, 1]) and its cumulative count of lost
+// probes (a total, not an increment; see PeerBytes for resets).
+func (m *Metrics) PathStats(peer, path string, loss float64, probesLost uint64) {
 	if m == nil {
 		return
 	}
-	m.pathLoss.WithLabelValues(peer, path).Set(min(max(ratio, 0), 1))
+	if math.IsNaN(loss) { // no estimate yet
+		loss = 0
+	}
+	m.pathLoss.WithLabelValues(peer, path).Set(min(max(loss, 0), 1))
+	m.probesLost.set(probesLost, peer, path)
 }
 
 // ProbeSent counts one probe sent on the path.
@@ -53,20 +57,12 @@ func (m *Metrics) ProbeSent(peer, path string) {
 	m.probesSent.WithLabelValues(peer, path).Inc()
 }
 
-// ProbeLost counts one probe on the path that was not answered in time.
-func (m *Metrics) ProbeLost(peer, path string) {
-	if m == nil {
-		return
-	}
-	m.probesLost.WithLabelValues(peer, path).Inc()
-}
-
-// PathSwitched counts a change of the peer's active path and moves
-// relay_path_active from one path to the other. from or to may be empty,
-// meaning no path (the first selection, or the last path lost); it is
-// exported as "none". reason comes from the failover state machine's small,
-// fixed set of reasons.
-func (m *Metrics) PathSwitched(peer, from, to, reason string) {
+// Switch counts a change of the peer's active path, as the failover state
+// machine reports it, and clears relay_path_active of the old path and sets
+// it on the new one. from or to may be empty, meaning no path (the first
+// selection, or the last path lost); the label then reads "none". reason is
+// one of failover's fixed set of reasons.
+func (m *Metrics) Switch(peer, from, to, reason string) {
 	if m == nil {
 		return
 	}
@@ -79,47 +75,64 @@ func (m *Metrics) PathSwitched(peer, from, to, reason string) {
 	m.switches.WithLabelValues(peer, orNone(from), orNone(to), reason).Inc()
 }
 
-// SetPeerReachable records whether at least one path to the peer is usable.
-func (m *Metrics) SetPeerReachable(peer string, reachable bool) {
+// PeerReachable records whether at least one path to the peer is usable.
+func (m *Metrics) PeerReachable(peer string, reachable bool) {
 	if m == nil {
 		return
 	}
 	m.reachable.WithLabelValues(peer).Set(b2f(reachable))
 }
 
-// DeletePath removes every series of one path of a peer: its gauges,
+// PeerBytes records the peer's cumulative transfer counters as WireGuard
+// reports them: totals, not increments. They are exported at scrape time as
+// relay_peer_bytes_total{peer, direction="rx"|"tx"}. A total lower than
+// the previous one (WireGuard restarts its counters when the peer is
+// re-added to the device) is taken as a reset, and the exported counter
+// carries on from where it was, so it never goes down.
+func (m *Metrics) PeerBytes(peer string, rx, tx uint64) {
+	if m == nil {
+		return
+	}
+	m.peerBytes.set(rx, peer, dirRX)
+	m.peerBytes.set(tx, peer, dirTX)
+}
+
+// RemovePath removes every series of one path of a peer: its gauges,
 // histogram and probe counters, and the switch counters that name it as
 // origin or destination. Call it when the path leaves the configuration.
-func (m *Metrics) DeletePath(peer, path string) {
+func (m *Metrics) RemovePath(peer, path string) {
 	if m == nil {
 		return
 	}
 	l := prometheus.Labels{"peer": peer, "path": path}
-	m.pathUp.DeletePartialMatch(l)
-	m.pathActive.DeletePartialMatch(l)
-	m.pathRTT.DeletePartialMatch(l)
-	m.pathLoss.DeletePartialMatch(l)
-	m.probesSent.DeletePartialMatch(l)
-	m.probesLost.DeletePartialMatch(l)
+	for _, v := range []*prometheus.MetricVec{
+		m.pathUp.MetricVec, m.pathActive.MetricVec, m.pathRTT.MetricVec,
+		m.pathLoss.MetricVec, m.probesSent.MetricVec,
+	} {
+		v.DeletePartialMatch(l)
+	}
 	m.switches.DeletePartialMatch(prometheus.Labels{"peer": peer, "from": path})
 	m.switches.DeletePartialMatch(prometheus.Labels{"peer": peer, "to": path})
+	m.probesLost.deleteMatching(func(v []string) bool { return v[0] == peer && v[1] == path })
 }
 
-// DeletePeer removes every series that carries the peer's label. Call it
+// RemovePeer removes every series that carries the peer's label. Call it
 // when the peer leaves the configuration.
-func (m *Metrics) DeletePeer(peer string) {
+func (m *Metrics) RemovePeer(peer string) {
 	if m == nil {
 		return
 	}
 	l := prometheus.Labels{"peer": peer}
 	for _, v := range []*prometheus.MetricVec{
 		m.pathUp.MetricVec, m.pathActive.MetricVec, m.pathRTT.MetricVec, m.pathLoss.MetricVec,
-		m.probesSent.MetricVec, m.probesLost.MetricVec, m.switches.MetricVec,
+		m.probesSent.MetricVec, m.switches.MetricVec,
 		m.reachable.MetricVec, m.handshakes.MetricVec,
 	} {
 		v.DeletePartialMatch(l)
 	}
-	m.peerBytes.delete(peer)
+	isPeer := func(v []string) bool { return v[0] == peer }
+	m.probesLost.deleteMatching(isPeer)
+	m.peerBytes.deleteMatching(isPeer)
 }
 
 func b2f(b bool) float64 {
