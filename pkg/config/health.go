@@ -55,7 +55,8 @@ const (
 	// active path in 300 ms, and costs 10 small packets per second.
 	DefaultInterval = 100 * time.Millisecond
 	// DefaultIdleInterval keeps standby paths measured (RTT and loss)
-	// at a fifth of the active rate.
+	// at a fifth of the active rate, so a failover lands on a path whose
+	// state is at most 1.5 s old.
 	DefaultIdleInterval = 500 * time.Millisecond
 	// DefaultDetectMultiplier is BFD's usual 3: one or two lost probes
 	// are common and must not cause a failover.
@@ -79,10 +80,12 @@ const (
 	// is roughly what TCP loses to retransmissions at that rate.
 	DefaultLossPenalty = 200 * time.Millisecond
 	DefaultSelector    = SelectorLowestCost
-	// Dampening defaults are the classic RFC 2439 / router values: a path
-	// that flaps 4 times in quick succession is suppressed, and becomes
-	// usable again after about 20 s of calm (3500 -> 1500 at 15 s half
-	// life).
+	// Dampening defaults are RFC 2439's penalty and limits with the
+	// half-life scaled from BGP's minutes to our sub-second detection: a
+	// path is suppressed on its 4th failure in quick succession (or its
+	// 6th at one every 5 s), and usable again some 18 s after its last
+	// failure (3500 -> 1500 at a 15 s half-life). pkg/failover and
+	// docs/failover.md have the full arithmetic.
 	DefaultDampeningPenalty  = 1000
 	DefaultDampeningHalfLife = 15 * time.Second
 	DefaultDampeningSuppress = 3500

@@ -315,6 +315,7 @@ func TestParseInvalid(t *testing.T) {
 			[]string{"peers[0].seesUs[1].real: 10.244.0.0/24 overlaps peers[0].seesUs[0].real 10.244.0.0/16", "peers[0].seesUs[1].as: 10.71.0.0/24 overlaps peers[0].seesUs[0].as 10.71.0.0/16"}},
 		{"seesUs missing", onePeer + "    seesUs: [{real: 10.244.0.0/16}]\n", []string{"peers[0].seesUs[0].as: required"}},
 		{"seesUs host bits", onePeer + "    seesUs: [{real: 10.244.0.0/16, as: 10.71.0.1/16}]\n", []string{"peers[0].seesUs[0].as: 10.71.0.1/16 has host bits set"}},
+		{"seesUs v4-mapped", onePeer + "    seesUs: [{real: 10.244.0.0/16, as: '::ffff:10.71.0.0/112'}]\n", []string{"peers[0].seesUs[0].as: ::ffff:10.71.0.0/112: IPv4-mapped IPv6 prefixes are not supported"}},
 		{"seesUs unknown", onePeer + "    seesUs: [{real: 10.244.0.0/16, as: 10.71.0.0/16, to: x}]\n", []string{"peers[0].seesUs[0].to: unknown field"}},
 
 		// Between peers.

@@ -124,6 +124,9 @@ func (c *Config) validateSeesUs(e *errList, path string, ms []Mapping) {
 			case !f.p.IsValid():
 				e.checkf(field(ip, f.name), "required")
 				ok = false
+			case f.p.Addr().Is4In6():
+				e.checkf(field(ip, f.name), fmt.Sprintf("%s: IPv4-mapped IPv6 prefixes are not supported; write the IPv4 prefix", f.p))
+				ok = false
 			case f.p != f.p.Masked():
 				e.checkf(field(ip, f.name), fmt.Sprintf("%s has host bits set (did you mean %s?)", f.p, f.p.Masked()))
 				ok = false
