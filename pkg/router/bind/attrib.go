@@ -165,6 +165,11 @@ func (p *peer) count(addr netip.AddrPort, packets, bytes uint64) {
 // RxStats returns the transport data received for the peer, per source
 // address (at most a few; the oldest are replaced). Counters only grow,
 // except that a replaced source starts again from zero.
+//
+// The bind cannot decrypt, so these are well-formed data messages carrying
+// one of the peer's recent session indices, counted before WireGuard
+// authenticates them: evidence that a path carries the peer's traffic, not
+// proof. Use it to keep a path alive, never as the only reason to pick one.
 func (b *Bind) RxStats(peerName string) []Source {
 	p := b.lookup(peerName)
 	if p == nil {
