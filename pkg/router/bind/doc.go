@@ -11,7 +11,14 @@
 // paths cross NATs; WireGuard authenticates every datagram and uses the real
 // source for cookies and rate limiting. Roaming must not override the choice
 // of path: the shell calls device.DisableSomeRoamingForBrokenMobileSemantics
-// before adding peers and creates each peer with endpoint=peer:NAME.
+// before adding peers and creates each peer with endpoint=peer:NAME in the
+// same IpcSet as its public_key (wireguard-go decides to pin the endpoint
+// when the peer is created, and only if it has one by then).
+//
+// Wrapping the inner bind hides it from wireguard-go's Linux route listener,
+// which only watches a bare *conn.StdNetBind: cached sticky source addresses
+// are still cleared after rebinding and on handshake retries (ClearSrc), but
+// not on route changes.
 //
 // The bind also carries the relay's probes on the same sockets as WireGuard,
 // so they share the path's 5-tuple: datagrams matching the probe predicate
