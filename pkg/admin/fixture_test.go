@@ -36,7 +36,7 @@ func sampleStatus() admin.Status {
 						State: admin.PathUp, RTTMs: 10.24, JitterMs: 0.31, Loss: 0, LastChange: ago(12 * time.Second)},
 					{Name: "consumer", Endpoint: "198.51.100.7:51900", Observed: "203.0.113.9:40112",
 						State: admin.PathDampened, RTTMs: 31.5, JitterMs: 2.05, Loss: 0.05,
-						LastChange: ago(3 * time.Second), Bias: 5, Penalty: 20},
+						LastChange: ago(3 * time.Second), Bias: 5, Penalty: 1823.4},
 				},
 			},
 			{

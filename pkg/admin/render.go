@@ -100,10 +100,10 @@ func pathRow(p PeerStatus, ps PathStatus, now time.Time) []cell {
 	}
 	var notes []string
 	if ps.Bias != 0 {
-		notes = append(notes, "bias "+trimFloat(ps.Bias))
+		notes = append(notes, "bias "+trimFloat(ps.Bias)+"ms")
 	}
 	if ps.Penalty != 0 {
-		notes = append(notes, "penalty "+trimFloat(ps.Penalty))
+		notes = append(notes, fmt.Sprintf("penalty %.0f", ps.Penalty))
 	}
 	return []cell{
 		plain(mark), plain(ps.Name), plain(endpoint),

@@ -45,8 +45,8 @@ type PathStatus struct {
 	JitterMs   float64   `json:"jitterMs"`
 	Loss       float64   `json:"loss"` // 0 to 1
 	LastChange Time      `json:"lastChange"`
-	Bias       float64   `json:"bias"`    // configured preference, as the config states it
-	Penalty    float64   `json:"penalty"` // current anti-flap penalty
+	Bias       float64   `json:"bias"`    // configured bias in ms, added to the path's cost when ranking
+	Penalty    float64   `json:"penalty"` // flap-dampening figure of merit (RFC 2439); decays over time
 }
 
 // Event is one change of a peer's active path.

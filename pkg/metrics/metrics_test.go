@@ -352,3 +352,14 @@ func TestNilMetricsDiscards(t *testing.T) {
 	m.RemovePath("b", "direct")
 	m.RemovePeer("b")
 }
+
+// metricsWithEverySeries returns metrics with at least one series in every
+// family (vectors without children are not gathered).
+func metricsWithEverySeries() *metrics.Metrics {
+	m := metrics.New()
+	record(m, "b", "direct", "consumer")
+	m.PathActive("b", "direct", true)
+	m.ProbeRejected()
+	m.ConfigReload(true)
+	return m
+}
