@@ -17,7 +17,7 @@ type Status struct {
 	PublicKey        string       `json:"publicKey"`
 	ListenPort       int          `json:"listenPort"`
 	UptimeSeconds    float64      `json:"uptimeSeconds"`
-	ConfigGeneration int64        `json:"configGeneration"`
+	ConfigGeneration int          `json:"configGeneration"`
 	Peers            []PeerStatus `json:"peers"`
 	Events           []Event      `json:"events"` // recent path switches, oldest first
 }
