@@ -275,7 +275,7 @@ func (m *RouteManager) wanted() []netip.Prefix {
 func (m *RouteManager) apply(add, del []netip.Prefix) error {
 	var errs []error
 	for _, p := range del {
-		if err := m.h.RouteDel(m.route(p, 0)); err != nil && !errors.Is(err, unix.ESRCH) {
+		if err := m.h.RouteDel(rtDelRoute(p, m.opts.Table)); err != nil && !errors.Is(err, unix.ESRCH) {
 			errs = append(errs, fmt.Errorf("delete route %s table %d: %w", p, m.opts.Table, err))
 		}
 	}
@@ -333,21 +333,38 @@ func (m *RouteManager) ensureRoutes() (repaired bool, err error) {
 	return true, m.apply(add, del)
 }
 
-// route builds our route for p. linkIndex 0 is enough for a delete.
+// route builds our route for p.
 func (m *RouteManager) route(p netip.Prefix, linkIndex int) *netlink.Route {
-	fam := netlink.FAMILY_V4
-	if p.Addr().Is6() {
-		fam = netlink.FAMILY_V6
-	}
 	return &netlink.Route{
 		LinkIndex: linkIndex,
 		Dst:       rtIPNet(p),
 		Table:     m.opts.Table,
 		Scope:     netlink.SCOPE_LINK,
 		Protocol:  rtProtocol,
-		Family:    fam,
+		Family:    rtFamily(p),
 		Type:      unix.RTN_UNICAST,
 	}
+}
+
+// rtDelRoute selects the route to p in table whatever its device, scope,
+// protocol and type: the kernel compares only the fields a delete sets, so
+// the table is the relay's alone to clean, including routes others put
+// there.
+func rtDelRoute(p netip.Prefix, table int) *netlink.Route {
+	return &netlink.Route{
+		Dst:    rtIPNet(p),
+		Table:  table,
+		Scope:  netlink.SCOPE_NOWHERE, // "any scope" in a delete
+		Family: rtFamily(p),
+	}
+}
+
+// rtFamily returns the netlink address family of p.
+func rtFamily(p netip.Prefix) int {
+	if p.Addr().Is6() {
+		return netlink.FAMILY_V6
+	}
+	return netlink.FAMILY_V4
 }
 
 // rtFlushTable deletes every route of table, in both families.

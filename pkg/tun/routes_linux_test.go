@@ -3,6 +3,7 @@
 package tun_test
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -138,10 +139,107 @@ func TestRouteManagerInstallsRulesAndLink(t *testing.T) {
 			t.Errorf("address %s missing: %s", a, addrs)
 		}
 	}
-	if strings.Contains(addrs, "tentative") {
-		t.Errorf("IPv6 address tentative (DAD not skipped): %s", addrs)
+	for _, l := range strings.Split(addrs, "\n") {
+		if strings.Contains(l, "fd64::1/128") && strings.Contains(l, "tentative") {
+			t.Errorf("IPv6 address tentative (DAD not skipped): %s", l)
+		}
 	}
 	if got := e.routes(t); len(got) != 0 {
 		t.Errorf("table not empty before any peer: %q", got)
 	}
+}
+
+func TestRouteManagerPeerLifecycle(t *testing.T) {
+	e := rtNewEnv(t)
+	type step struct {
+		name    string
+		do      func() error
+		wantErr error // matched with errors.Is; nil means success
+		routes  []string
+	}
+	a := rtPrefixes("10.1.0.0/16", "fd00:1::/64")
+	steps := []step{
+		{"a reachable", func() error { return e.m.SetPeer("a", a, true) }, nil,
+			[]string{"10.1.0.0/16", "fd00:1::/64"}},
+		{"a again (idempotent)", func() error { return e.m.SetPeer("a", a, true) }, nil,
+			[]string{"10.1.0.0/16", "fd00:1::/64"}},
+		{"a unreachable: withdrawn", func() error { return e.m.SetPeer("a", a, false) }, nil,
+			nil},
+		{"a unreachable again", func() error { return e.m.SetPeer("a", a, false) }, nil,
+			nil},
+		{"a back", func() error { return e.m.SetPeer("a", a, true) }, nil,
+			[]string{"10.1.0.0/16", "fd00:1::/64"}},
+		{"a prefixes change (unmasked input is masked)", func() error {
+			return e.m.SetPeer("a", rtPrefixes("10.1.0.0/16", "10.2.3.4/24"), true)
+		}, nil, []string{"10.1.0.0/16", "10.2.3.0/24"}},
+		{"b reachable", func() error { return e.m.SetPeer("b", rtPrefixes("10.3.0.0/16"), true) }, nil,
+			[]string{"10.1.0.0/16", "10.2.3.0/24", "10.3.0.0/16"}},
+		{"b claims a's prefix", func() error { return e.m.SetPeer("b", rtPrefixes("10.1.0.0/16"), true) },
+			tun.ErrRoutePrefixConflict, []string{"10.1.0.0/16", "10.2.3.0/24", "10.3.0.0/16"}},
+		{"unreachable b still claims its prefix", func() error {
+			if err := e.m.SetPeer("b", rtPrefixes("10.3.0.0/16"), false); err != nil {
+				return err
+			}
+			return e.m.SetPeer("a", rtPrefixes("10.3.0.0/16"), true)
+		}, tun.ErrRoutePrefixConflict, []string{"10.1.0.0/16", "10.2.3.0/24"}},
+		{"remove a", func() error { return e.m.RemovePeer("a") }, nil, nil},
+		{"remove a again", func() error { return e.m.RemovePeer("a") }, nil, nil},
+		{"a's prefix is free after removal", func() error { return e.m.SetPeer("b", rtPrefixes("10.1.0.0/16"), true) }, nil,
+			[]string{"10.1.0.0/16"}},
+		{"remove unknown", func() error { return e.m.RemovePeer("nobody") }, nil, []string{"10.1.0.0/16"}},
+	}
+	for _, s := range steps {
+		err := s.do()
+		switch {
+		case s.wantErr == nil && err != nil:
+			t.Fatalf("%s: %v", s.name, err)
+		case s.wantErr != nil && !errors.Is(err, s.wantErr):
+			t.Fatalf("%s: error %v, want %v", s.name, err, s.wantErr)
+		}
+		if got := e.routes(t); !slices.Equal(got, s.routes) {
+			t.Fatalf("%s: routes in table %d = %q, want %q", s.name, rtTestTable, got, s.routes)
+		}
+	}
+}
+
+func TestRouteManagerFwMarkBypassesTable(t *testing.T) {
+	e := rtNewEnv(t)
+	// The host's own route to the peer prefix: Liqo's consumer path, here a
+	// veth in the main table.
+	e.ns.Run(t, "ip", "link", "add", "consumer0", "type", "veth", "peer", "name", "consumer1")
+	e.ns.Run(t, "ip", "link", "set", "consumer0", "up")
+	e.ns.Run(t, "ip", "route", "add", "10.1.0.0/16", "dev", "consumer0")
+	e.ns.Run(t, "ip", "-6", "route", "add", "fd00:1::/64", "dev", "consumer0")
+	if err := e.m.SetPeer("a", rtPrefixes("10.1.0.0/16", "fd00:1::/64"), true); err != nil {
+		t.Fatal(err)
+	}
+	mark := fmt.Sprintf("%#x", rtTestMark)
+	cases := []struct {
+		name string
+		args []string
+		dev  string
+	}{
+		{"v4 unmarked uses our table", []string{"ip", "route", "get", "10.1.2.3"}, rtTestLink},
+		{"v4 marked bypasses it", []string{"ip", "route", "get", "10.1.2.3", "mark", mark}, "consumer0"},
+		{"v4 other mark uses it", []string{"ip", "route", "get", "10.1.2.3", "mark", "0x1"}, rtTestLink},
+		{"v6 unmarked uses our table", []string{"ip", "-6", "route", "get", "fd00:1::5"}, rtTestLink},
+		{"v6 marked bypasses it", []string{"ip", "-6", "route", "get", "fd00:1::5", "mark", mark}, "consumer0"},
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, c := range cases {
+			want := c.dev
+			if when == "withdrawn" {
+				want = "consumer0"
+			}
+			if out := e.ns.Run(t, c.args...); !strings.Contains(out, "dev "+want+" ") {
+				t.Errorf("%s, %s: %s, want dev %s", when, c.name, strings.TrimSpace(out), want)
+			}
+		}
+	}
+	check("reachable")
+	if err := e.m.SetPeer("a", rtPrefixes("10.1.0.0/16", "fd00:1::/64"), false); err != nil {
+		t.Fatal(err)
+	}
+	check("withdrawn")
 }
