@@ -1,0 +1,5 @@
+//go:build !race
+
+package failover_test
+
+const raceEnabled = false
