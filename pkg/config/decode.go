@@ -257,7 +257,11 @@ func (d *decoder) setDuration(m map[string]*yaml.Node, parent, name string, dst 
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		d.errs.decodef(path, fmt.Sprintf("%q is not a duration (like 100ms or 25s)", s))
+		hint := "like 100ms or 25s"
+		if _, err := strconv.ParseFloat(s, 64); err == nil {
+			hint = fmt.Sprintf("a unit is required: did you mean %ss?", s)
+		}
+		d.errs.decodef(path, fmt.Sprintf("%q is not a duration (%s)", s, hint))
 		return
 	}
 	*dst = v

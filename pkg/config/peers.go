@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"time"
 )
 
 // validatePeers checks each peer and the relations between peers and with
@@ -56,7 +57,7 @@ func (c *Config) validatePeer(e *errList, path string, p *Peer) {
 		e.checkf(pp, "required: at least one prefix")
 	}
 	checkPrefixList(e, pp, p.Prefixes, false)
-	if ka := p.PersistentKeepalive; ka < 0 || ka > MaxPersistentKeepalive || ka%1e9 != 0 {
+	if ka := p.PersistentKeepalive; ka < 0 || ka > MaxPersistentKeepalive || ka%time.Second != 0 {
 		e.checkf(field(path, "persistentKeepalive"),
 			fmt.Sprintf("%v is not a whole number of seconds in 0s..%v", ka, MaxPersistentKeepalive))
 	}
