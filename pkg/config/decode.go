@@ -259,7 +259,7 @@ func (d *decoder) setDuration(m map[string]*yaml.Node, parent, name string, dst 
 	if err != nil {
 		hint := "like 100ms or 25s"
 		if _, err := strconv.ParseFloat(s, 64); err == nil {
-			hint = fmt.Sprintf("a unit is required: did you mean %ss?", s)
+			hint = fmt.Sprintf("a unit is required, like %sms or %ss", s, s)
 		}
 		d.errs.decodef(path, fmt.Sprintf("%q is not a duration (%s)", s, hint))
 		return

@@ -245,7 +245,7 @@ func TestParseInvalid(t *testing.T) {
 
 		// Health.
 		{"interval small", head + "health: {interval: 5ms}\n", []string{"health.interval: 5ms is below the minimum of 10ms"}},
-		{"interval not duration", head + "health: {interval: 100}\n", []string{`health.interval: "100" is not a duration (a unit is required: did you mean 100s?)`}},
+		{"interval not duration", head + "health: {interval: 100}\n", []string{`health.interval: "100" is not a duration (a unit is required, like 100ms or 100s)`}},
 		{"idle shorter", head + "health: {interval: 1s}\n", []string{"health.idleInterval: 500ms is shorter than interval 1s"}},
 		{"multiplier", head + "health: {detectMultiplier: 0}\n", []string{"health.detectMultiplier: 0 is out of range 1..255"}},
 		{"multiplier high", head + "health: {detectMultiplier: 256}\n", []string{"health.detectMultiplier: 256 is out of range"}},
