@@ -43,7 +43,8 @@ func loopbackDial(ctx context.Context, network, address string) (net.Conn, error
 }
 
 type testMesh struct {
-	a, b *Netstack
+	a, b  *Netstack
+	close func() // idempotent; also run by cleanup
 }
 
 // newTestMesh builds stacks a and b and wires them through a tuntest pair:
@@ -74,14 +75,18 @@ func newTestMesh(t testing.TB, tuning nsTuning) *testMesh {
 			pump(p[0], p[1])
 		}()
 	}
-	t.Cleanup(func() {
-		a.Close()
-		b.Close()
-		x.Close()
-		y.Close()
-		wg.Wait()
-	})
-	return &testMesh{a: a, b: b}
+	var once sync.Once
+	closeAll := func() {
+		once.Do(func() {
+			a.Close()
+			b.Close()
+			x.Close()
+			y.Close()
+			wg.Wait()
+		})
+	}
+	t.Cleanup(closeAll)
+	return &testMesh{a: a, b: b, close: closeAll}
 }
 
 // pump copies packets from src to dst until either is closed.
