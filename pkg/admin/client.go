@@ -10,17 +10,24 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // ErrNoRelay is wrapped by FetchStatus and FetchPing when nothing answers on
 // the admin address.
 var ErrNoRelay = errors.New("no relay answering")
 
-// maxResponse bounds what the client reads from the admin server.
-const maxResponse = 16 << 20
+const (
+	// maxResponse bounds what the client reads from the admin server.
+	maxResponse = 16 << 20
+	// defaultTimeout applies when the caller's context has no deadline, so
+	// a wedged relay cannot hang the command forever. It exceeds the
+	// server's own bound on a ping (pingTimeout).
+	defaultTimeout = 15 * time.Second
+)
 
 // FetchStatus asks the relay at addr ("host:port" or an http:// URL) for its
-// status. When nothing listens there the error reads "no relay answering on
+// status. Without a deadline on ctx it gives up after 15 s. When nothing listens there the error reads "no relay answering on
 // ADDR: is it running? (--admin)" and wraps ErrNoRelay and the dial error.
 func FetchStatus(ctx context.Context, addr string) (Status, error) {
 	var s Status
@@ -63,6 +70,11 @@ func (e *noRelayError) Unwrap() []error { return []error{ErrNoRelay, e.err} }
 // get performs GET path on the admin server and returns the body of a 200
 // answer; other answers become errors carrying the server's message.
 func get(ctx context.Context, addr, path string, q url.Values) ([]byte, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultTimeout)
+		defer cancel()
+	}
 	base := addr
 	if !strings.Contains(base, "://") {
 		base = "http://" + base

@@ -205,3 +205,17 @@ func TestPingHasDeadline(t *testing.T) {
 		t.Errorf("pinged %v", got)
 	}
 }
+
+// The agent may build a new server on the same registry (a restart of the
+// admin listener); promhttp must reuse its error counter, not panic.
+func TestServersShareRegistry(t *testing.T) {
+	reg := metrics.New().Registry()
+	for range 2 {
+		s := admin.NewServer("127.0.0.1:0", &admintest.Source{}, reg, nil)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("code %d", rec.Code)
+		}
+	}
+}

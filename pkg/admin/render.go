@@ -31,26 +31,26 @@ func RenderTable(w io.Writer, s Status, now time.Time, color bool) {
 		io.WriteString(w, "\nno peers configured\n")
 	}
 	// One table for all peers, so the path columns line up across blocks.
+	// Row 0 is the header; then each peer's paths, in order.
 	var paths table
 	paths.add(plain(""), plain("PATH"), plain("ENDPOINT"), plain("STATE"), plain("RTT"),
 		plain("JITTER"), plain("LOSS"), plain("CHANGED"), plain(""))
-	header := 0
-	next := 1
 	for _, p := range s.Peers {
 		for _, ps := range p.Paths {
 			paths.add(pathRow(p, ps, now)...)
 		}
 	}
+	row := 1
 	for _, p := range s.Peers {
 		io.WriteString(w, "\n"+peerLine(p, now, color))
 		if len(p.Paths) == 0 {
 			io.WriteString(w, "  no paths\n")
 			continue
 		}
-		io.WriteString(w, paths.line(header, "  ", color))
+		io.WriteString(w, paths.line(0, "  ", color))
 		for range p.Paths {
-			io.WriteString(w, paths.line(next, "  ", color))
-			next++
+			io.WriteString(w, paths.line(row, "  ", color))
+			row++
 		}
 	}
 

@@ -109,3 +109,20 @@ func TestRenderPing(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestRenderTablePeerWithoutPaths(t *testing.T) {
+	st := admin.Status{Peers: []admin.PeerStatus{
+		{Name: "b"},
+		{Name: "c", ActivePath: "direct", Reachable: true, Paths: []admin.PathStatus{{Name: "direct", State: admin.PathUp}}},
+	}}
+	var b bytes.Buffer
+	admin.RenderTable(&b, st, now, false)
+	for _, want := range []string{
+		"peer b  UNREACHABLE  active -  prefixes -  handshake never  rx 0 B  tx 0 B\n  no paths\n",
+		"  *  direct  -         up     0.00ms  0.00ms  0%    -\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
