@@ -14,12 +14,12 @@ type Settings struct {
 	// paths (2 ms of 150 ms is noise; 15 ms is not).
 	BetterMarginRatio float64
 	// BetterHold: the challenger must stay better for this long. 2 s is
-	// ~20 probes of an active path and 2 of a standby one: a latency spike
-	// or a single lucky sample never wins.
+	// ~20 probes of the active path and ~4 of a standby one: a latency
+	// spike or a single lucky sample never wins.
 	BetterHold time.Duration
 	// FailbackHold: a path we left because it went down must also have
-	// stayed up this long before we go back. 3 s is the detect time of a
-	// standby path (10 x 100 ms x 3): a path that came back only for
+	// stayed up this long before we go back. 3 s is twice the detect time
+	// of a standby path (500 ms x 3): a path that came back only for
 	// moments is seen to fail again before we trust it.
 	FailbackHold time.Duration
 	// LossPenalty: cost added per unit of loss (fraction 0..1). 200 ms means

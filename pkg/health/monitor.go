@@ -31,16 +31,18 @@ type Settings struct {
 	LossWindow int
 }
 
-// Defaults. Interval x DetectMultiplier = 300 ms is the detection time of an
-// active path: BFD's usual 50 ms x 3 would be 150 ms, but probes travel over
-// WANs with tens of ms of jitter, and 300 ms is still 30x faster than a Liqo
-// gateway's ~10 s while costing one 56-byte packet per 100 ms per path.
-// Standby paths are probed 10x less often (detection 3 s): they carry no
-// traffic, and a standby that died unnoticed costs one extra switch.
-// UpThreshold 3 matches BFD's habit of wanting several answers before trust.
+// Defaults, the same as pkg/config's (docs/config.md explains them for
+// users). Interval x DetectMultiplier = 300 ms is the detection time of an
+// active path: BFD's usual 50 ms x 3 would be 150 ms, but probes are
+// userspace UDP over WANs with tens of ms of jitter, and 300 ms is still 30x
+// faster than a Liqo gateway's ~10 s, at one 56-byte packet per 100 ms per
+// path. Standby paths are probed at a fifth of that rate: they carry no
+// traffic but need fresh RTT/loss so a failover lands on a path known to
+// work, and a dead standby is noticed within 1.5 s. UpThreshold 3: one lucky
+// answer does not bring a failed path back.
 const (
 	DefaultInterval         = 100 * time.Millisecond
-	DefaultIdleInterval     = time.Second
+	DefaultIdleInterval     = 500 * time.Millisecond
 	DefaultDetectMultiplier = 3
 	DefaultUpThreshold      = 3
 )
@@ -57,8 +59,9 @@ func DefaultSettings() Settings {
 }
 
 // maxOutstanding bounds the unanswered probes remembered per path. With the
-// expiry below (2 x detect time = 6 intervals) at most ~8 are ever pending;
-// 16 leaves room for jitter. When full, the oldest is counted as lost.
+// expiry below (2 x detect time = 6 intervals, and intervals of at least 75%
+// of nominal) at most 9 are ever pending; 16 leaves room for settings
+// changes. When full, the oldest is counted as lost.
 const maxOutstanding = 16
 
 // expiryDetects: an outstanding probe is counted lost after this many detect

@@ -23,9 +23,9 @@ func TestMonitorProbeAnswerUp(t *testing.T) {
 	if len(probes) != 1 || probes[0].ID != pa {
 		t.Fatalf("Due = %+v, want one probe on %v", probes, pa)
 	}
-	// Idle: the next probe is 750ms..1s later.
-	if d := m.NextDeadline().Sub(t0); d < 750*time.Millisecond || d > time.Second {
-		t.Fatalf("next idle probe in %v, want 750ms..1s", d)
+	// Idle: the next probe is 375..500ms later.
+	if d := m.NextDeadline().Sub(t0); d < 375*time.Millisecond || d > 500*time.Millisecond {
+		t.Fatalf("next idle probe in %v, want 375..500ms", d)
 	}
 	if _, ok := m.OnReply(pa, probes[0].Nonce+1, t0.Add(time.Millisecond)); ok {
 		t.Fatal("reply with a nonce never sent was accepted")

@@ -130,3 +130,10 @@ func Unmarshal(b []byte, m *Message) error {
 	copy(m.Sender[:], b[offSender:offMAC])
 	return nil
 }
+
+// Reply returns the header of the reply to request m: same path and nonce,
+// kind reply, and the replier's epoch. PeerKey.Seal stamps the replier's
+// sender id. The reply has the request's size: no amplification.
+func (m *Message) Reply(epoch uint64) Message {
+	return Message{Kind: KindReply, Path: m.Path, Nonce: m.Nonce, Epoch: epoch}
+}
