@@ -25,8 +25,9 @@ var (
 	// relay's interface name exists but is not a TUN device: it is someone
 	// else's interface and is left alone.
 	ErrStaleLinkNotTUN = errors.New("existing link with the relay's name is not a TUN device")
-	// ErrRoutesUnsupported is returned on platforms without netlink.
-	ErrRoutesUnsupported = errors.New("kernel routes and policy rules are only supported on Linux")
+	// ErrRoutesUnsupported is returned by CreateKernel and the route manager
+	// on platforms other than Linux.
+	ErrRoutesUnsupported = errors.New("kernel TUN, routes and policy rules are only supported on Linux")
 )
 
 // Limits of RouteOptions. The reserved tables and the priority range follow

@@ -55,7 +55,8 @@ type RouteManager struct {
 // with the same table and fwmark are adopted rather than duplicated; call
 // CleanupStale first to start from nothing.
 //
-// On error nothing the call installed is left behind.
+// On error no rule is left behind (the link keeps what setup reached; it
+// goes away with the TUN device).
 func NewRouteManager(opts RouteOptions) (*RouteManager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("route options: %w", err)
@@ -217,6 +218,8 @@ func (m *RouteManager) RemovePeer(name string) error {
 //     priority sticks for the life of the manager. When the shadowing rule
 //     sits at priority 1 or 0 there is no room ahead of it and
 //     ErrRuleShadowed is returned (the agent logs it and keeps running);
+//   - brings the link back up and re-adds missing addresses (a link set
+//     down loses its routes, and they cannot be re-added until it is up);
 //   - re-adds the missing routes of reachable peers and deletes routes in
 //     our table that no peer wants (the table is the relay's).
 //
@@ -235,7 +238,12 @@ func (m *RouteManager) EnsureRules() (repaired bool, err error) {
 			errs = append(errs, err)
 		}
 	}
-	r, err := m.ensureRoutes()
+	r, err := m.ensureLink()
+	repaired = repaired || r
+	if err != nil {
+		errs = append(errs, err)
+	}
+	r, err = m.ensureRoutes()
 	repaired = repaired || r
 	if err != nil {
 		errs = append(errs, err)
@@ -291,6 +299,39 @@ func (m *RouteManager) apply(add, del []netip.Prefix) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ensureLink brings the link up and restores missing addresses.
+func (m *RouteManager) ensureLink() (repaired bool, err error) {
+	link, err := m.h.LinkByName(m.opts.Link)
+	if err != nil {
+		return false, fmt.Errorf("find link %q: %w", m.opts.Link, err)
+	}
+	var missing []netip.Prefix
+	if len(m.opts.Addresses) > 0 {
+		addrs, err := m.h.AddrList(link, netlink.FAMILY_ALL)
+		if err != nil {
+			return false, fmt.Errorf("list addresses of %q: %w", m.opts.Link, err)
+		}
+		var have []netip.Prefix
+		for _, a := range addrs {
+			if p, ok := rtPrefix(a.IPNet); ok {
+				// Compare unmasked: an address is 10.0.0.1/24, not 10.0.0.0/24.
+				addr, _ := netip.AddrFromSlice(a.IP)
+				have = append(have, netip.PrefixFrom(addr.Unmap(), p.Bits()))
+			}
+		}
+		for _, a := range m.opts.Addresses {
+			if !slices.Contains(have, a) {
+				missing = append(missing, a)
+			}
+		}
+	}
+	if link.Attrs().Flags&net.FlagUp != 0 && len(missing) == 0 {
+		return false, nil
+	}
+	m.log.Warn("repairing link", "up", link.Attrs().Flags&net.FlagUp != 0, "missing_addresses", missing)
+	return true, m.setupLink()
 }
 
 // ensureRoutes makes our table hold exactly the routes of reachable peers,

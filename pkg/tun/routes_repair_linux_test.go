@@ -277,3 +277,50 @@ func TestCleanupStaleLeavesForeignLink(t *testing.T) {
 	}
 	ns.Run(t, "ip", "link", "show", rtTestLink) // still there
 }
+
+func TestEnsureRulesRepairsLinkDown(t *testing.T) {
+	e := rtNewEnv(t)
+	if err := e.m.SetPeer("a", rtPrefixes("10.1.0.0/16", "fd00:1::/64"), true); err != nil {
+		t.Fatal(err)
+	}
+	e.ns.Run(t, "ip", "link", "set", rtTestLink, "down")
+	e.ns.Run(t, "ip", "addr", "del", "100.64.0.1/32", "dev", rtTestLink)
+	if got := e.routes(t); len(got) != 0 {
+		t.Logf("routes kept by the kernel while down: %q", got)
+	}
+	e.ensure(t, true)
+	if got, want := e.routes(t), []string{"10.1.0.0/16", "fd00:1::/64"}; !slices.Equal(got, want) {
+		t.Errorf("routes after repair = %q, want %q", got, want)
+	}
+	link := e.ns.Run(t, "ip", "-o", "addr", "show", "dev", rtTestLink)
+	if !strings.Contains(link, "100.64.0.1/32") {
+		t.Errorf("address not restored: %s", link)
+	}
+	if dev := e.routeDev(t, "10.1.2.3"); dev != rtTestLink {
+		t.Errorf("10.1.2.3 via %s after repair", dev)
+	}
+	e.ensure(t, false)
+}
+
+// TestEnsureRulesReaddedBehindSamePriority: a foreign catch-all rule added
+// at our own priority sits after ours (the kernel appends within a
+// priority), so it does not shadow; but once ours is deleted and re-added it
+// lands after the foreign one, and EnsureRules must notice and move ahead.
+func TestEnsureRulesReaddedBehindSamePriority(t *testing.T) {
+	e := rtNewEnv(t)
+	e.addConsumer(t)
+	if err := e.m.SetPeer("a", rtPrefixes("10.1.0.0/16"), true); err != nil {
+		t.Fatal(err)
+	}
+	e.ns.Run(t, "ip", "route", "add", "10.1.0.0/16", "dev", "consumer0", "table", "200")
+	e.ns.Run(t, "ip", "rule", "add", "priority", fmt.Sprint(rtTestPrio), "lookup", "200")
+	e.ensure(t, false)
+	e.ns.Run(t, "ip", "rule", "del", "priority", fmt.Sprint(rtTestPrio), "not", "fwmark", fmt.Sprintf("%#x", rtTestMark))
+	e.ensure(t, true)
+	if got := e.rules(t, "-4"); !slices.Equal(got, []string{rtOurRule(rtTestPrio - 1)}) {
+		t.Errorf("our rule = %q, want it re-added and moved to %d", got, rtTestPrio-1)
+	}
+	if dev := e.routeDev(t, "10.1.2.3"); dev != rtTestLink {
+		t.Errorf("10.1.2.3 via %s, want %s", dev, rtTestLink)
+	}
+}
