@@ -296,3 +296,49 @@ func BenchmarkMonitor1000x3(b *testing.B) {
 	b.ReportMetric(float64(s.sent)/float64(b.N), "probes/simsec")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(s.sent), "ns/probe")
 }
+
+func TestMonitorPassiveKeepsUp(t *testing.T) {
+	m := newTestMonitor(12)
+	m.SetPath(pa, Settings{})
+	m.SetActive(pa, true)
+	p := m.Due(t0, nil)
+	m.OnReply(pa, p[0].Nonce, t0.Add(time.Millisecond))
+	// Probes go unanswered from now on, but WireGuard data keeps arriving
+	// every 50ms for 2s: the path stays up, then goes down 300ms after the
+	// last data.
+	var tr []Transition
+	for at := t0.Add(50 * time.Millisecond); !at.After(t0.Add(3 * time.Second)); at = at.Add(10 * time.Millisecond) {
+		m.Due(at, nil)
+		if !at.After(t0.Add(2 * time.Second)) && at.Sub(t0)%(50*time.Millisecond) == 0 {
+			m.OnPassive(pa, at)
+		}
+		tr = m.Tick(at, tr)
+	}
+	if len(tr) != 2 || !tr[0].Up || tr[1].Up {
+		t.Fatalf("transitions %+v, want up then down", tr)
+	}
+	if want := t0.Add(2300 * time.Millisecond); !tr[1].At.Equal(want) {
+		t.Fatalf("down at %v, want %v", tr[1].At.Sub(t0), want.Sub(t0))
+	}
+}
+
+func TestMonitorActivationGivesFullDetectTime(t *testing.T) {
+	m := newTestMonitor(13)
+	m.SetPath(pa, Settings{})
+	p := m.Due(t0, nil) // idle
+	m.OnReply(pa, p[0].Nonce, t0.Add(time.Millisecond))
+	m.Tick(t0.Add(time.Millisecond), nil)
+	// 400ms later (idle probes every ~0.5s), the path turns active: its
+	// detect time shrinks to 300ms, counted from the activation.
+	at := t0.Add(400 * time.Millisecond)
+	m.SetActive(pa, true)
+	if got := m.Due(at, nil); len(got) != 1 {
+		t.Fatalf("activation must probe at once, got %+v", got)
+	}
+	if tr := m.Tick(at.Add(299*time.Millisecond), nil); len(tr) != 0 {
+		t.Fatalf("down before a full active detect time: %+v", tr)
+	}
+	if tr := m.Tick(at.Add(300*time.Millisecond), nil); len(tr) != 1 || tr[0].Up {
+		t.Fatalf("want down at activation + 300ms, got %+v", tr)
+	}
+}
