@@ -309,7 +309,7 @@ func TestMonitorPassiveKeepsUp(t *testing.T) {
 	var tr []Transition
 	for at := t0.Add(50 * time.Millisecond); !at.After(t0.Add(3 * time.Second)); at = at.Add(10 * time.Millisecond) {
 		m.Due(at, nil)
-		if !at.After(t0.Add(2 * time.Second)) && at.Sub(t0)%(50*time.Millisecond) == 0 {
+		if !at.After(t0.Add(2*time.Second)) && at.Sub(t0)%(50*time.Millisecond) == 0 {
 			m.OnPassive(pa, at)
 		}
 		tr = m.Tick(at, tr)
