@@ -2,6 +2,8 @@ package admin
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -79,6 +81,9 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Read to the end, or the transport drops the connection
+			// instead of keeping it idle for reuse.
+			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("%s: %s", path, resp.Status)
@@ -89,7 +94,34 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
+		// No client.CloseIdleConnections: the server must have closed the
+		// idle connection, which ends the client's side of it too.
+	})
+}
+
+// When the listener breaks under the server, the connections it already
+// accepted are shut down too, and Close reports the failure.
+func TestListenerFailureEndsConnections(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ln := newPipeListener()
+		s := NewServer("pipe", staticSource{}, nil, nil)
+		if err := s.serve(context.Background(), ln); err != nil {
+			t.Fatal(err)
+		}
+		client := &http.Client{Transport: &http.Transport{DialContext: ln.dial}}
+		resp, err := client.Get("http://relay/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close() // the connection stays open, idle
+
+		ln.Close() // Accept now fails: Serve returns on its own
 		synctest.Wait()
-		client.CloseIdleConnections()
+		if err := s.Close(); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Close = %v, want the serve error (net.ErrClosed)", err)
+		}
+		// No client.CloseIdleConnections: the server must have closed the
+		// idle connection, which ends the client's side of it too.
 	})
 }

@@ -115,13 +115,14 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	go func() { served <- srv.Serve(ln) }()
 	go func() {
 		defer close(s.done)
-		defer cancelBase()
+		serving := true
 		select {
 		case err := <-served:
-			// Serve failed on its own (the listener broke).
-			s.log.Error("admin server stopped", "err", err)
+			// Serve failed on its own (the listener broke). Connections
+			// already accepted may still be open: shut them down too.
+			serving = false
+			s.log.Error("admin server stopped accepting", "err", err)
 			s.err = fmt.Errorf("admin: serve: %w", err)
-			return
 		case <-ctx.Done():
 		case <-s.stop:
 		}
@@ -132,7 +133,9 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 			s.log.Warn("admin server: graceful shutdown incomplete, closing connections", "err", err)
 			srv.Close()
 		}
-		<-served // http.ErrServerClosed
+		if serving {
+			<-served // http.ErrServerClosed
+		}
 		s.log.Info("admin server stopped")
 	}()
 	return nil
