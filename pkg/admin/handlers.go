@@ -75,6 +75,10 @@ func (h *handler) ping(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, context.DeadlineExceeded):
 		writeError(w, http.StatusGatewayTimeout, err.Error())
 		return
+	case errors.Is(err, context.Canceled):
+		// The server is shutting down (or the client left).
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
 	case err != nil:
 		h.log.Warn("ping failed", "peer", peer, "err", err)
 		writeError(w, http.StatusInternalServerError, err.Error())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -178,6 +179,7 @@ func TestPingErrors(t *testing.T) {
 		{nil, 200, "[]"},
 		{errors.New("no probe socket"), 500, `"error": "no probe socket"`},
 		{context.DeadlineExceeded, 504, `"error": "context deadline exceeded"`},
+		{fmt.Errorf("ping: %w", context.Canceled), 503, `"error": "ping: context canceled"`},
 	} {
 		src.SetPingError(tc.err)
 		code, _, body := do(t, src, false, "GET", "/ping?peer=provider-b")
