@@ -28,9 +28,9 @@ func CleanupStale(opts RouteOptions) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "routes", "link", opts.Link, "table", opts.Table)
-	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	h, err := rtNewHandle()
 	if err != nil {
-		return fmt.Errorf("open netlink handle: %w", err)
+		return err
 	}
 	defer h.Close()
 

@@ -11,10 +11,31 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
+
+// rtNetlinkTimeout bounds every netlink request, so a wedged kernel call
+// turns into an error the agent logs instead of a lock held forever (which
+// would stall failover). Route and rule changes take microseconds; seconds
+// only pass when something is badly wrong.
+const rtNetlinkTimeout = 5 * time.Second
+
+// rtNewHandle opens a route netlink handle in the current network namespace,
+// with rtNetlinkTimeout on its socket.
+func rtNewHandle() (*netlink.Handle, error) {
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err != nil {
+		return nil, fmt.Errorf("open netlink handle: %w", err)
+	}
+	if err := h.SetSocketTimeout(rtNetlinkTimeout); err != nil {
+		h.Close()
+		return nil, fmt.Errorf("set netlink timeout: %w", err)
+	}
+	return h, nil
+}
 
 // rtProtocol tags the routes we install ("proto static" in ip route).
 const rtProtocol = netlink.RouteProtocol(unix.RTPROT_STATIC)
@@ -65,9 +86,9 @@ func NewRouteManager(opts RouteOptions) (*RouteManager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	h, err := rtNewHandle()
 	if err != nil {
-		return nil, fmt.Errorf("open netlink handle: %w", err)
+		return nil, err
 	}
 	m := &RouteManager{
 		opts:  opts,

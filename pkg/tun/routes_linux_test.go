@@ -24,7 +24,11 @@ const (
 	rtTestMark  = 0xca6c
 )
 
-func rtTestOptions(t *testing.T) tun.RouteOptions {
+func rtTestOptions(t testing.TB) tun.RouteOptions {
+	var logger *slog.Logger
+	if _, bench := t.(*testing.B); !bench {
+		logger = slog.New(slog.NewTextHandler(rtTestWriter{t}, nil))
+	}
 	return tun.RouteOptions{
 		Link:      rtTestLink,
 		Addresses: []netip.Prefix{netip.MustParsePrefix("100.64.0.1/32"), netip.MustParsePrefix("fd64::1/128")},
@@ -32,12 +36,12 @@ func rtTestOptions(t *testing.T) tun.RouteOptions {
 		Table:     rtTestTable,
 		Priority:  rtTestPrio,
 		FwMark:    rtTestMark,
-		Logger:    slog.New(slog.NewTextHandler(rtTestWriter{t}, nil)),
+		Logger:    logger,
 	}
 }
 
 // rtTestWriter sends log lines to t.Log.
-type rtTestWriter struct{ t *testing.T }
+type rtTestWriter struct{ t testing.TB }
 
 func (w rtTestWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
@@ -52,7 +56,7 @@ type rtEnv struct {
 	m   *tun.RouteManager
 }
 
-func rtNewEnv(t *testing.T) *rtEnv {
+func rtNewEnv(t testing.TB) *rtEnv {
 	t.Helper()
 	netns.RequireRoot(t)
 	e := &rtEnv{ns: netns.New(t, "rt")}
