@@ -11,6 +11,9 @@ const (
 	// HandshakePeerRestarted: the peer's probes show it restarted (its
 	// session state is gone), so a fresh handshake is needed.
 	HandshakePeerRestarted = "peer-restarted"
+	// HandshakeRecovered: the peer became reachable again after its
+	// session went stale.
+	HandshakeRecovered = "recovered"
 )
 
 // ConfigReload counts one configuration reload attempt, by result: "ok"
