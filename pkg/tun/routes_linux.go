@@ -239,6 +239,9 @@ func (m *RouteManager) RemovePeer(name string) error {
 //     priority sticks for the life of the manager. When the shadowing rule
 //     sits at priority 1 or 0 there is no room ahead of it and
 //     ErrRuleShadowed is returned (the agent logs it and keeps running);
+//     Shadowing is judged against the prefixes of reachable peers only, so
+//     with no reachable peer nothing moves; SetPeer does not check it (it
+//     stays cheap on the failover path), the next EnsureRules does;
 //   - brings the link back up and re-adds missing addresses (a link set
 //     down loses its routes, and they cannot be re-added until it is up);
 //   - re-adds the missing routes of reachable peers and deletes routes in

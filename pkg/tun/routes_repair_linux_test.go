@@ -167,9 +167,12 @@ func TestEnsureRulesShadowedWithoutRoom(t *testing.T) {
 	}
 	e.ns.Run(t, "ip", "route", "add", "default", "dev", "consumer0", "table", "200")
 	e.ns.Run(t, "ip", "rule", "add", "priority", "1", "lookup", "200")
-	_, err := e.m.EnsureRules()
+	repaired, err := e.m.EnsureRules()
 	if !errors.Is(err, tun.ErrRuleShadowed) {
 		t.Fatalf("EnsureRules = %v, want ErrRuleShadowed", err)
+	}
+	if repaired {
+		t.Error("EnsureRules reported a repair although nothing could be moved")
 	}
 	if got := e.rules(t, "-4"); !slices.Contains(got, rtOurRule(rtTestPrio)) {
 		t.Errorf("our rule lost while failing to move: %q", got)

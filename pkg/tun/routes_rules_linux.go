@@ -83,28 +83,31 @@ func (m *RouteManager) ensureRule(fam int) (repaired bool, err error) {
 		if !found {
 			return repaired, nil
 		}
-		return true, m.moveAhead(fam, rules[ours].Priority, shadow)
+		moved, err := m.moveAhead(fam, rules[ours].Priority, shadow)
+		return repaired || moved, err
 	}
 	return repaired, nil
 }
 
 // moveAhead re-adds our rule just ahead of the shadowing rule and then
-// deletes it from its old priority.
-func (m *RouteManager) moveAhead(fam, old int, shadow netlink.Rule) error {
+// deletes it from its old priority. moved reports whether the new rule went
+// in.
+func (m *RouteManager) moveAhead(fam, old int, shadow netlink.Rule) (moved bool, err error) {
 	prio := shadow.Priority - 1
 	if prio < rtMinPriority {
-		return fmt.Errorf("%s: foreign rule %q at priority %d: %w", rtFamilyName(fam), shadow.String(), shadow.Priority, ErrRuleShadowed)
+		return false, fmt.Errorf("%s: foreign rule %q at priority %d: %w", rtFamilyName(fam), shadow.String(), shadow.Priority, ErrRuleShadowed)
 	}
 	if err := m.h.RuleAdd(rtRule(fam, m.opts.Table, prio, m.opts.FwMark)); err != nil {
-		return fmt.Errorf("add %s rule at %d ahead of %q: %w", rtFamilyName(fam), prio, shadow.String(), err)
-	}
-	if err := m.h.RuleDel(rtRule(fam, m.opts.Table, old, m.opts.FwMark)); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("delete %s rule at old priority %d: %w", rtFamilyName(fam), old, err)
+		return false, fmt.Errorf("add %s rule at %d ahead of %q: %w", rtFamilyName(fam), prio, shadow.String(), err)
 	}
 	m.prio[fam] = prio
 	m.log.Warn("moved policy rule ahead of a shadowing rule",
 		"family", rtFamilyName(fam), "from", old, "to", prio, "shadowing", shadow.String())
-	return nil
+	if err := m.h.RuleDel(rtRule(fam, m.opts.Table, old, m.opts.FwMark)); err != nil && !errors.Is(err, unix.ENOENT) {
+		// The next EnsureRules deletes it as a duplicate.
+		return true, fmt.Errorf("delete %s rule at old priority %d: %w", rtFamilyName(fam), old, err)
+	}
+	return true, nil
 }
 
 // lowestShadow returns the shadowing rule with the lowest priority among the
