@@ -13,8 +13,8 @@ import (
 // packet, a non-error, a local source or an invalid relay address of the
 // packet's family leave pkt untouched.
 func RewriteForeignICMPSource(pkt []byte, local *Set, relay4, relay6 netip.Addr) bool {
-	h, err := Parse(pkt)
-	if err != nil || !h.HasL4() {
+	var h Header
+	if err := h.parse(pkt, false); err != nil || !h.HasL4() {
 		return false
 	}
 	l4 := h.L4Bytes(pkt)

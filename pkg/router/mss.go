@@ -17,8 +17,8 @@ const (
 // non-first fragment, no MSS option, malformed) is left untouched. A limit
 // <= 0 disables clamping for that family.
 func ClampMSS(pkt []byte, mss4, mss6 int) bool {
-	h, err := Parse(pkt)
-	if err != nil || h.Proto != ProtoTCP || !h.HasL4() {
+	var h Header
+	if err := h.parse(pkt, false); err != nil || h.Proto != ProtoTCP || !h.HasL4() {
 		return false
 	}
 	limit := mss6

@@ -103,104 +103,111 @@ func (h *Header) L4Bytes(pkt []byte) []byte { return pkt[h.L4:h.End:h.End] }
 
 // Parse parses the IPv4 or IPv6 headers of pkt. It fails if the headers are
 // truncated or the length fields claim more bytes than pkt holds.
-func Parse(pkt []byte) (Header, error) {
-	return parse(pkt, false)
+func Parse(pkt []byte) (h Header, err error) {
+	err = h.parse(pkt, false)
+	return h, err
 }
 
 // parseEmbedded parses the packet quoted inside an ICMP error: length fields
 // may claim more than is present; Truncated then reports it and End is
 // clipped to len(pkt). The fixed IP header itself must be complete.
-func parseEmbedded(pkt []byte) (Header, error) {
-	return parse(pkt, true)
+func (h *Header) parseEmbedded(pkt []byte) error {
+	return h.parse(pkt, true)
 }
 
-func parse(pkt []byte, lenient bool) (Header, error) {
+// parse fills h in place (the hot path avoids copying Header values).
+func (h *Header) parse(pkt []byte, lenient bool) error {
 	if len(pkt) < 1 {
-		return Header{}, ErrMalformed
+		return ErrMalformed
 	}
 	switch pkt[0] >> 4 {
 	case 4:
-		return parse4(pkt, lenient)
+		return h.parse4(pkt, lenient)
 	case 6:
-		return parse6(pkt, lenient)
+		return h.parse6(pkt, lenient)
 	}
-	return Header{}, ErrVersion
+	return ErrVersion
 }
 
-func parse4(pkt []byte, lenient bool) (Header, error) {
+// set assigns every field. Field by field, not as a composite literal: the
+// literal is built on the stack and copied, which costs more than parsing.
+func (h *Header) set(version, proto uint8, l4, end int, fragmented bool, fragOffset uint16, truncated bool) {
+	h.Version, h.Proto, h.L4, h.End = version, proto, l4, end
+	h.Fragmented, h.FragOffset, h.Truncated = fragmented, fragOffset, truncated
+}
+
+func (h *Header) parse4(pkt []byte, lenient bool) error {
 	if len(pkt) < ipv4MinHeader {
-		return Header{}, ErrMalformed
+		return ErrMalformed
 	}
 	ihl := int(pkt[0]&0x0f) * 4
 	total := int(binary.BigEndian.Uint16(pkt[2:]))
 	if ihl < ipv4MinHeader || ihl > len(pkt) || total < ihl {
-		return Header{}, ErrMalformed
+		return ErrMalformed
 	}
-	h := Header{Version: 4, Proto: pkt[9], L4: ihl, End: total}
+	end, truncated := total, false
 	if total > len(pkt) {
 		if !lenient {
-			return Header{}, ErrMalformed
+			return ErrMalformed
 		}
-		h.End, h.Truncated = len(pkt), true
+		end, truncated = len(pkt), true
 	}
 	ff := binary.BigEndian.Uint16(pkt[6:])
-	h.FragOffset = ff & 0x1fff
-	h.Fragmented = ff&0x2000 != 0 || h.FragOffset != 0
-	return h, nil
+	fo := ff & 0x1fff
+	h.set(4, pkt[9], ihl, end, ff&0x2000 != 0 || fo != 0, fo, truncated)
+	return nil
 }
 
-func parse6(pkt []byte, lenient bool) (Header, error) {
+func (h *Header) parse6(pkt []byte, lenient bool) error {
 	if len(pkt) < ipv6Header {
-		return Header{}, ErrMalformed
+		return ErrMalformed
 	}
-	h := Header{Version: 6, End: ipv6Header + int(binary.BigEndian.Uint16(pkt[4:]))}
-	if h.End > len(pkt) {
+	end, truncated := ipv6Header+int(binary.BigEndian.Uint16(pkt[4:])), false
+	if end > len(pkt) {
 		if !lenient {
-			return Header{}, ErrMalformed
+			return ErrMalformed
 		}
-		h.End, h.Truncated = len(pkt), true
+		end, truncated = len(pkt), true
 	}
+	var fragmented bool
+	var fo uint16
 	nh, off := pkt[6], ipv6Header
+walk:
 	for {
 		switch nh {
 		case protoHopByHop, protoRouting, protoDestOpts:
-			if off+2 > h.End {
-				return h.cut(nh, lenient)
+			if off+2 > end {
+				break walk
 			}
 			n := (int(pkt[off+1]) + 1) * 8
-			if off+n > h.End {
-				return h.cut(nh, lenient)
+			if off+n > end {
+				break walk
 			}
 			nh, off = pkt[off], off+n
-			continue
 		case protoFragment:
-			if off+8 > h.End {
-				return h.cut(nh, lenient)
+			if off+8 > end {
+				break walk
 			}
-			fo := binary.BigEndian.Uint16(pkt[off+2:])
-			h.Fragmented = true
-			h.FragOffset = fo >> 3
+			fragmented = true
+			fo = binary.BigEndian.Uint16(pkt[off+2:]) >> 3
 			nh, off = pkt[off], off+8
-			if h.FragOffset != 0 {
+			if fo != 0 {
 				// The rest is fragment data, not headers.
-				h.Proto, h.L4 = nh, off
-				return h, nil
+				h.set(6, nh, off, end, true, fo, truncated)
+				return nil
 			}
-			continue
+		default:
+			h.set(6, nh, off, end, fragmented, 0, truncated)
+			return nil
 		}
-		h.Proto, h.L4 = nh, off
-		return h, nil
 	}
-}
-
-// cut ends IPv6 header walking at an extension header that does not fit. In
-// an embedded (quoted) packet it is treated as truncated, with no L4 header.
-func (h Header) cut(nh uint8, lenient bool) (Header, error) {
+	// An extension header does not fit. In a quoted packet that is
+	// truncation: there is no upper-layer header.
 	if !lenient {
-		return Header{}, ErrMalformed
+		return ErrMalformed
 	}
-	h.Proto, h.L4, h.Truncated = nh, h.End, true
-	return h, nil
+	h.set(6, nh, end, end, fragmented, fo, true)
+	return nil
 }
 
 // isICMPError reports whether an ICMP (v4) or ICMPv6 message type is an

@@ -143,8 +143,8 @@ func delta64(old, nw uint64) uint64 {
 }
 
 func (t *Translator) translate(pkt []byte, out bool) (bool, error) {
-	h, err := Parse(pkt)
-	if err != nil {
+	var h Header
+	if err := h.parse(pkt, false); err != nil {
 		return false, err
 	}
 	var outer []byte
@@ -176,7 +176,7 @@ func (t *Translator) translate(pkt []byte, out bool) (bool, error) {
 				return false, ErrMalformed
 			}
 			if isICMPError(h.Version, h.Proto, l4[0]) {
-				if q, err = t.quote(&h, l4, out); err != nil {
+				if err := t.quote(&q, &h, l4, out); err != nil {
 					return false, err
 				}
 			}
@@ -228,14 +228,14 @@ type quoted struct {
 
 // quote parses the packet quoted by the ICMP error l4 and finds whether its
 // address (destination when out, source when in) is to be rewritten.
-func (t *Translator) quote(outer *Header, l4 []byte, out bool) (quoted, error) {
+func (t *Translator) quote(q *quoted, outer *Header, l4 []byte, out bool) error {
 	if len(l4) < icmpErrorBody {
-		return quoted{}, ErrMalformed
+		return ErrMalformed
 	}
 	emb := l4[icmpErrorBody:]
-	eh, err := parseEmbedded(emb)
-	if err != nil || eh.Version != outer.Version {
-		return quoted{}, ErrMalformed
+	eh := &q.h
+	if err := eh.parseEmbedded(emb); err != nil || eh.Version != outer.Version {
+		return ErrMalformed
 	}
 	var a []byte
 	if out {
@@ -243,8 +243,8 @@ func (t *Translator) quote(outer *Header, l4 []byte, out bool) (quoted, error) {
 	} else {
 		a = eh.Src(emb)
 	}
-	i, ok := t.find(a, out)
-	return quoted{ok: ok, h: eh, idx: i}, nil
+	q.idx, q.ok = t.find(a, out)
+	return nil
 }
 
 // rewriteQuoted rewrites the quoted packet's address and the checksums that
