@@ -94,6 +94,12 @@ func (e *Estimator) push(lost bool) {
 	}
 }
 
+// ResetLoss forgets the recorded outcomes, keeping the RTT estimates. The
+// Monitor calls it when a path comes back up (see forgetOutage).
+func (e *Estimator) ResetLoss() {
+	e.outcomes, e.count = 0, 0
+}
+
 // SRTT is the smoothed round-trip time; zero before the first answer.
 func (e *Estimator) SRTT() time.Duration { return e.srtt }
 

@@ -120,3 +120,20 @@ func TestEstimatorDefaultWindow32(t *testing.T) {
 		t.Fatalf("after 32 more outcomes Loss = %v, want 0", got)
 	}
 }
+
+func TestEstimatorResetLoss(t *testing.T) {
+	e := NewEstimator(0)
+	for range 10 {
+		e.OnLoss()
+	}
+	e.OnSuccess(time.Millisecond, t0)
+	e.ResetLoss()
+	if e.Loss() != 0 || e.SRTT() != time.Millisecond {
+		t.Fatalf("after ResetLoss: loss %v srtt %v, want 0 and the RTT kept", e.Loss(), e.SRTT())
+	}
+	e.OnLoss()
+	e.OnSuccess(time.Millisecond, t0)
+	if e.Loss() != 0.5 {
+		t.Fatalf("loss %v, want 0.5 of the outcomes since the reset", e.Loss())
+	}
+}

@@ -342,6 +342,26 @@ func (p *path) loseAt(i int) {
 	p.out[i] = p.out[p.nOut]
 }
 
+// forgetOutage runs when the path comes back up on the answer to a probe
+// sent at sent. Loss is to describe the path while it is up: the losses of
+// the outage are already accounted for by the down state and by flap
+// dampening, and carried over they would make a repaired path look lossy
+// for a whole window (32 idle probes, ~14 s), delaying the failback to it.
+// So the loss window restarts, and the probes still outstanding from before
+// sent (lost in the outage) are counted in ProbesLost but not in the window.
+func (p *path) forgetOutage(sent time.Time) {
+	for i := 0; i < p.nOut; {
+		if !p.out[i].sent.Before(sent) {
+			i++
+			continue
+		}
+		p.lost++
+		p.nOut--
+		p.out[i] = p.out[p.nOut]
+	}
+	p.est.ResetLoss()
+}
+
 func (m *Monitor) send(p *path, now time.Time) {
 	if p.nOut == maxOutstanding {
 		oldest := 0
@@ -405,13 +425,15 @@ func (m *Monitor) OnReply(id PathID, nonce uint64, now time.Time) (rtt time.Dura
 	if i == p.nOut {
 		return 0, false
 	}
-	rtt = now.Sub(p.out[i].sent)
+	sent := p.out[i].sent
+	rtt = now.Sub(sent)
 	p.nOut--
 	p.out[i] = p.out[p.nOut]
-	p.est.OnSuccess(rtt, now)
 	if p.det.OnAnswer(now, p.detect(), p.s.UpThreshold) {
+		p.forgetOutage(sent)
 		m.trans = append(m.trans, Transition{ID: id, Up: true, At: now})
 	}
+	p.est.OnSuccess(rtt, now)
 	m.reschedule(p)
 	return rtt, true
 }

@@ -342,3 +342,25 @@ func TestMonitorActivationGivesFullDetectTime(t *testing.T) {
 		t.Fatalf("want down at activation + 300ms, got %+v", tr)
 	}
 }
+
+// After an outage, the loss estimate describes the repaired path, not the
+// outage: otherwise a path back up would look lossy for a whole window and
+// the failback to it would wait ~14 s (found by the failover mesh test).
+func TestMonitorOutageNotCountedAsLossAfterRepair(t *testing.T) {
+	m := newTestMonitor(14)
+	m.SetPath(pa, Settings{})
+	cutFrom, cutTo := t0.Add(5*time.Second), t0.Add(15*time.Second)
+	tr := drive(m, t0, t0.Add(20*time.Second), 10*time.Millisecond, func(p Probe, at time.Time) bool {
+		return at.Before(cutFrom) || !at.Before(cutTo)
+	})
+	if len(tr) != 3 || !tr[2].Up {
+		t.Fatalf("transitions %+v, want up, down, up", tr)
+	}
+	st, _ := m.Stats(pa)
+	if st.Loss != 0 {
+		t.Fatalf("loss %v 5s after the repair, want 0", st.Loss)
+	}
+	if st.ProbesLost < 15 {
+		t.Fatalf("ProbesLost %d: the outage's probes must still be counted", st.ProbesLost)
+	}
+}
