@@ -164,7 +164,7 @@ func (p *peerState) beats(c, a *pathState) bool {
 func (p *peerState) refreshBetter(now time.Time) {
 	a := p.path(p.active)
 	for _, st := range p.paths {
-		if a == nil || st == a || !p.usable(st) || !p.beats(st, a) {
+		if p.s.Naive || a == nil || st == a || !p.usable(st) || !p.beats(st, a) {
 			st.betterSince = time.Time{}
 		} else if st.betterSince.IsZero() {
 			st.betterSince = now

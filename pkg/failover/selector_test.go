@@ -2,6 +2,7 @@ package failover
 
 import (
 	"testing"
+	"time"
 )
 
 // Step tables: each case is a script (see script_test.go) with the expected
@@ -249,5 +250,35 @@ active b
 func TestSelectorSteps(t *testing.T) {
 	for _, tt := range stepTests {
 		t.Run(tt.name, func(t *testing.T) { checkScript(t, tt.script) })
+	}
+}
+
+// Every deadline NextDeadline reports must be acted upon by a Tick at that
+// time, or it must move to the future: otherwise a shell sleeping until
+// NextDeadline would spin.
+func TestNextDeadlineNeverStuckInThePast(t *testing.T) {
+	for _, naive := range []bool{false, true} {
+		s := DefaultSettings()
+		s.Naive = naive
+		sel := New(s)
+		sel.SetPeer("b", []PathSpec{{Name: "direct"}, {Name: "consumer"}}, s)
+		now := t0
+		sel.Observe("b", "direct", Observation{Up: true, SRTT: 50 * time.Millisecond}, now)
+		sel.Tick(now)
+		sel.Observe("b", "consumer", Observation{Up: true, SRTT: 10 * time.Millisecond}, now)
+		for range 10 {
+			sel.Tick(now)
+			d := sel.NextDeadline()
+			if d.IsZero() {
+				break
+			}
+			if !d.After(now) {
+				t.Fatalf("naive=%v: NextDeadline %v not after now %v after a Tick", naive, d.Sub(t0), now.Sub(t0))
+			}
+			now = d
+		}
+		if p, _ := sel.Active("b"); p != "consumer" {
+			t.Fatalf("naive=%v: active %q, want consumer", naive, p)
+		}
 	}
 }
