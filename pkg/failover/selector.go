@@ -211,6 +211,13 @@ func (s *Selector) PathState(peer, path string) State {
 	return info.State
 }
 
+// Penalty returns the flap-dampening figure of merit of a path as of the
+// last Observe or Tick (0 for unknown paths).
+func (s *Selector) Penalty(peer, path string) float64 {
+	info, _ := s.PathInfo(peer, path)
+	return info.Penalty
+}
+
 // PathInfo returns the state, cost, dampening penalty and up-since time of a
 // path, and false if the peer or path is unknown.
 func (s *Selector) PathInfo(peer, path string) (PathInfo, bool) {

@@ -1,9 +1,6 @@
 package health
 
-import (
-	"math/rand/v2"
-	"time"
-)
+import "time"
 
 // PathID names one path to one peer: Peer is the peer relay's name as in the
 // config, Path the index of the path in our config's path list for that
@@ -191,7 +188,7 @@ func (p *path) computeWake() {
 // A Monitor is not safe for concurrent use: the shell's single owner
 // goroutine drives it. In steady state none of its methods allocate.
 type Monitor struct {
-	rnd    *rand.Rand
+	rnd    Rand
 	paths  map[PathID]*path
 	heap   pathHeap
 	nonce  uint64
@@ -201,9 +198,15 @@ type Monitor struct {
 	refs   map[string]int // paths per peer
 }
 
-// NewMonitor returns an empty Monitor. rnd drives the schedule jitter and the
-// initial nonce; seed it in tests.
-func NewMonitor(rnd *rand.Rand) *Monitor {
+// Rand is the randomness a Monitor needs, for the schedule jitter and the
+// initial nonce. Both *math/rand.Rand and *math/rand/v2.Rand satisfy it;
+// seed it in tests, and give it a random seed in production (predictable
+// nonces are harmless, as replies are authenticated, but a random start
+// keeps nonces of successive boots apart).
+type Rand interface{ Uint64() uint64 }
+
+// NewMonitor returns an empty Monitor driven by rnd.
+func NewMonitor(rnd Rand) *Monitor {
 	return &Monitor{
 		rnd:    rnd,
 		paths:  make(map[PathID]*path),
@@ -383,8 +386,9 @@ func (m *Monitor) send(p *path, now time.Time) {
 	m.probes = append(m.probes, Probe{ID: p.id, Nonce: m.nonce})
 
 	iv := p.interval()
-	if j := int64(iv / scheduleJitterDiv); j > 0 {
-		iv -= time.Duration(m.rnd.Int64N(j + 1))
+	if j := uint64(iv / scheduleJitterDiv); j > 0 {
+		// Modulo bias is below j/2^64: irrelevant for a schedule.
+		iv -= time.Duration(m.rnd.Uint64() % (j + 1))
 	}
 	p.next = now.Add(iv)
 }

@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	randv1 "math/rand"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -364,3 +365,9 @@ func TestMonitorOutageNotCountedAsLossAfterRepair(t *testing.T) {
 		t.Fatalf("ProbesLost %d: the outage's probes must still be counted", st.ProbesLost)
 	}
 }
+
+// Both math/rand generations drive a Monitor.
+var (
+	_ Rand = (*rand.Rand)(nil)
+	_ Rand = (*randv1.Rand)(nil)
+)
