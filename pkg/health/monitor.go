@@ -237,7 +237,8 @@ func normalize(s Settings) Settings {
 
 // SetPath adds a path or updates its settings (zero fields take defaults).
 // An existing path keeps its estimates, state and outstanding probes; if the
-// settings changed, its detector deadline is adapted at the next Due or Tick.
+// settings changed, it is probed and its detector deadline adapted at the
+// next Due or Tick (a changed loss window restarts the loss estimate).
 // A new path is down and is probed at the next Due.
 func (m *Monitor) SetPath(id PathID, s Settings) {
 	s = normalize(s)
@@ -245,9 +246,11 @@ func (m *Monitor) SetPath(id PathID, s Settings) {
 		if p.s != s {
 			if p.s.LossWindow != s.LossWindow {
 				p.est.window = s.LossWindow
+				p.est.ResetLoss() // outcomes beyond a smaller window would skew it
 			}
 			p.s = s
 			p.retime = true
+			p.next = asap // the old schedule may be far longer than the new interval
 			m.reschedule(p)
 		}
 		return
