@@ -19,8 +19,13 @@ func fold(acc uint64) uint16 {
 }
 
 // applyDelta returns the checksum csum updated for the word changes in d.
+// d is a sum of at most a few dozen 16-bit terms, so ^csum + d < 2^32 and
+// two end-around-carry steps reduce it to 16 bits.
 func applyDelta(csum uint16, d uint64) uint16 {
-	return ^fold(uint64(^csum) + d)
+	x := uint64(^csum) + d
+	x = (x >> 16) + (x & 0xffff)
+	x = (x >> 16) + (x & 0xffff)
+	return ^uint16(x)
 }
 
 // updateAt updates the checksum stored at b[off:off+2] by d and returns the

@@ -100,17 +100,51 @@ func (t *Translator) Inbound(pkt []byte) (changed bool, err error) {
 // find returns the mapping whose source-side prefix (Real when out, As when
 // in) contains the address a.
 func (t *Translator) find(a []byte, out bool) (int, bool) {
+	// A peer has few mappings: scanning them beats a table lookup. The
+	// prefixes on each side are disjoint, so the first match is the only one.
+	if len(a) == 4 && len(t.m4) <= scanLimit {
+		v := binary.BigEndian.Uint32(a)
+		for i := range t.m4 {
+			m := &t.m4[i]
+			net := m.as
+			if out {
+				net = m.real
+			}
+			if v&m.mask == net {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	if len(a) == 16 && len(t.m6) <= scanLimit {
+		hi, lo := binary.BigEndian.Uint64(a), binary.BigEndian.Uint64(a[8:])
+		for i := range t.m6 {
+			m := &t.m6[i]
+			net := m.as
+			if out {
+				net = m.real
+			}
+			if hi&m.mask.hi == net.hi && lo&m.mask.lo == net.lo {
+				return i, true
+			}
+		}
+		return 0, false
+	}
 	if out {
 		return t.out.LookupBytes(a)
 	}
 	return t.in.LookupBytes(a)
 }
 
+// scanLimit is the number of mappings per family up to which find scans
+// them linearly instead of searching the interval table.
+const scanLimit = 8
+
 // rewrite replaces the network bits of a by the other side of mapping i and
 // returns the checksum delta of the change.
 func (t *Translator) rewrite(a []byte, i int, out bool) uint64 {
 	if len(a) == 4 {
-		m := t.m4[i]
+		m := &t.m4[i]
 		to := m.as
 		if !out {
 			to = m.real
@@ -120,7 +154,7 @@ func (t *Translator) rewrite(a []byte, i int, out bool) uint64 {
 		binary.BigEndian.PutUint32(a, nw)
 		return delta32(old, nw)
 	}
-	m := t.m6[i]
+	m := &t.m6[i]
 	to := m.as
 	if !out {
 		to = m.real
@@ -139,7 +173,15 @@ func delta32(old, nw uint32) uint64 {
 
 // delta64 is the checksum delta of the four 16-bit words of old becoming nw.
 func delta64(old, nw uint64) uint64 {
-	return delta32(uint32(old>>32), uint32(nw>>32)) + delta32(uint32(old), uint32(nw))
+	return wordSum64(^old) + wordSum64(nw)
+}
+
+// wordSum64 adds the four 16-bit words of x (result < 2^18), pairing them
+// in two 32-bit lanes first.
+func wordSum64(x uint64) uint64 {
+	const lanes = 0x0000ffff0000ffff
+	s := x&lanes + (x>>16)&lanes
+	return s&0xffffffff + s>>32
 }
 
 func (t *Translator) translate(pkt []byte, out bool) (bool, error) {
@@ -154,44 +196,26 @@ func (t *Translator) translate(pkt []byte, out bool) (bool, error) {
 		outer = h.Dst(pkt)
 	}
 	oi, oOK := t.find(outer, out)
-
-	// Validate everything that will be written before writing anything.
 	var l4 []byte
 	if h.HasL4() {
 		l4 = h.L4Bytes(pkt)
-	}
-	var q quoted
-	if l4 != nil {
-		switch h.Proto {
-		case ProtoTCP:
-			if oOK && len(l4) < 20 {
-				return false, ErrMalformed
-			}
-		case ProtoUDP:
-			if oOK && len(l4) < 8 {
-				return false, ErrMalformed
-			}
-		case ProtoICMP, ProtoICMPv6:
-			if len(l4) < 4 {
-				return false, ErrMalformed
-			}
-			if isICMPError(h.Version, h.Proto, l4[0]) {
-				if err := t.quote(&q, &h, l4, out); err != nil {
-					return false, err
-				}
-			}
+		if h.Proto == ProtoICMP || h.Proto == ProtoICMPv6 {
+			return t.translateICMP(pkt, &h, l4, outer, oi, oOK, out)
 		}
 	}
-	if !oOK && !q.ok {
+	if !oOK {
 		return false, nil
 	}
-
-	var d uint64 // delta of the outer address change (IP header, pseudo-header)
-	if oOK {
-		d = t.rewrite(outer, oi, out)
-		if h.Version == 4 {
-			updateAt(pkt, 10, d)
+	// Validate everything that will be written before writing anything.
+	if l4 != nil {
+		switch {
+		case h.Proto == ProtoTCP && len(l4) < 20, h.Proto == ProtoUDP && len(l4) < 8:
+			return false, ErrMalformed
 		}
+	}
+	d := t.rewrite(outer, oi, out) // IP header and pseudo-header delta
+	if h.Version == 4 {
+		updateAt(pkt, 10, d)
 	}
 	if l4 == nil {
 		return true, nil
@@ -204,17 +228,41 @@ func (t *Translator) translate(pkt []byte, out bool) (bool, error) {
 			break // no checksum
 		}
 		updateUDPAt(l4, 6, d)
-	case ProtoICMP, ProtoICMPv6:
-		var icmpD uint64 // ICMPv4 does not cover the pseudo-header
-		if h.Proto == ProtoICMPv6 {
-			icmpD = d
+	}
+	return true, nil
+}
+
+// translateICMP finishes translate for ICMP and ICMPv6 messages, whose
+// errors quote a packet that needs rewriting too.
+func (t *Translator) translateICMP(pkt []byte, h *Header, l4, outer []byte, oi int, oOK, out bool) (bool, error) {
+	if len(l4) < 4 {
+		return false, ErrMalformed
+	}
+	var q quoted
+	if isICMPError(h.Version, h.Proto, l4[0]) {
+		if err := t.quote(&q, h, l4, out); err != nil {
+			return false, err
 		}
-		if q.ok {
-			icmpD += t.rewriteQuoted(&q, l4, out)
+	}
+	if !oOK && !q.ok {
+		return false, nil
+	}
+	var d uint64
+	if oOK {
+		d = t.rewrite(outer, oi, out)
+		if h.Version == 4 {
+			updateAt(pkt, 10, d)
 		}
-		if icmpD != 0 {
-			updateAt(l4, 2, icmpD)
-		}
+	}
+	var icmpD uint64 // ICMPv4 does not cover the pseudo-header
+	if h.Proto == ProtoICMPv6 {
+		icmpD = d
+	}
+	if q.ok {
+		icmpD += t.rewriteQuoted(&q, l4, out)
+	}
+	if icmpD != 0 {
+		updateAt(l4, 2, icmpD)
 	}
 	return true, nil
 }

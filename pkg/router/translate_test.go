@@ -309,3 +309,43 @@ func TestUDPChecksumZero(t *testing.T) {
 		}
 	}
 }
+
+// TestManyMappings exercises the interval-table path of a translator with
+// more mappings than it scans linearly, against the naive reference.
+func TestManyMappings(t *testing.T) {
+	var ms []Mapping
+	for i := range 3 * scanLimit {
+		ms = append(ms,
+			Mapping{Real: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i), 0, 0}), 20), As: netip.PrefixFrom(netip.AddrFrom4([4]byte{11, byte(i), 16, 0}), 20)},
+			Mapping{Real: netip.PrefixFrom(netip.AddrFrom16([16]byte{0xfd, 0, byte(i)}), 24), As: netip.PrefixFrom(netip.AddrFrom16([16]byte{0xfd, 1, byte(i)}), 24)})
+	}
+	tr := mustTranslator(t, ms)
+	r := newRand(99)
+	addr := func(v4 bool) netip.Addr {
+		m := ms[r.IntN(len(ms)/2)*2]
+		if !v4 {
+			m = ms[r.IntN(len(ms)/2)*2+1]
+		}
+		switch r.IntN(3) {
+		case 0:
+			return randIn(r, m.Real)
+		case 1:
+			return randIn(r, m.As)
+		}
+		return randAddr(r, v4)
+	}
+	for i := range 2000 {
+		v4 := i%2 == 0
+		p := dgram{src: addr(v4), dst: addr(v4), proto: ProtoUDP, l4: udpDgram(r, 10)}.build()
+		for _, out := range []bool{true, false} {
+			want := refTranslate(ms, p, out)
+			got := append([]byte(nil), p...)
+			if _, err := apply(tr, got, out); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("out=%v:\n in   %x\n got  %x\n want %x", out, p, got, want)
+			}
+		}
+	}
+}
