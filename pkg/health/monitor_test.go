@@ -207,6 +207,15 @@ func TestMonitorSetPathKeepsState(t *testing.T) {
 	if !m.NextDeadline().Before(t0) {
 		t.Fatal("changed settings must be applied at the next Due or Tick")
 	}
+	// Probed at once, then on the new (idle: 5 x 50ms) schedule, not the
+	// old 375..500ms one.
+	at := t0.Add(20 * time.Millisecond)
+	if got := m.Due(at, nil); len(got) != 1 {
+		t.Fatalf("Due after a settings change = %+v, want one probe", got)
+	}
+	if d := m.NextDeadline().Sub(at); d < 187*time.Millisecond || d > 250*time.Millisecond {
+		t.Fatalf("next probe in %v, want 187..250ms", d)
+	}
 }
 
 // meshSim drives a Monitor over peers x paths with a constant RTT and no
