@@ -14,7 +14,16 @@ import (
 // packet's family leave pkt untouched.
 func RewriteForeignICMPSource(pkt []byte, local *Set, relay4, relay6 netip.Addr) bool {
 	var h Header
-	if err := h.parse(pkt, false); err != nil || !h.HasL4() {
+	if err := h.parse(pkt, false); err != nil {
+		return false
+	}
+	return RewriteForeignICMPSourceParsed(pkt, &h, local, relay4, relay6)
+}
+
+// RewriteForeignICMPSourceParsed is RewriteForeignICMPSource for a packet
+// already parsed: h must be what Parse returned for pkt.
+func RewriteForeignICMPSourceParsed(pkt []byte, h *Header, local *Set, relay4, relay6 netip.Addr) bool {
+	if !h.HasL4() {
 		return false
 	}
 	l4 := h.L4Bytes(pkt)

@@ -18,7 +18,16 @@ const (
 // <= 0 disables clamping for that family.
 func ClampMSS(pkt []byte, mss4, mss6 int) bool {
 	var h Header
-	if err := h.parse(pkt, false); err != nil || h.Proto != ProtoTCP || !h.HasL4() {
+	if err := h.parse(pkt, false); err != nil {
+		return false
+	}
+	return ClampMSSParsed(pkt, &h, mss4, mss6)
+}
+
+// ClampMSSParsed is ClampMSS for a packet already parsed: h must be what
+// Parse returned for pkt.
+func ClampMSSParsed(pkt []byte, h *Header, mss4, mss6 int) bool {
+	if h.Proto != ProtoTCP || !h.HasL4() {
 		return false
 	}
 	limit := mss6

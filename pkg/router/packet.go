@@ -108,6 +108,12 @@ func Parse(pkt []byte) (h Header, err error) {
 	return h, err
 }
 
+// Parse fills h from pkt, like the function Parse, without copying a
+// Header value (for callers on the hot path).
+func (h *Header) Parse(pkt []byte) error {
+	return h.parse(pkt, false)
+}
+
 // parseEmbedded parses the packet quoted inside an ICMP error: length fields
 // may claim more than is present; Truncated then reports it and End is
 // clipped to len(pkt). The fixed IP header itself must be complete.

@@ -86,7 +86,11 @@ func NewTranslator(ms []Mapping) (*Translator, error) {
 // destination), fixing every checksum incrementally. It reports whether the
 // packet changed. On error the packet is untouched.
 func (t *Translator) Outbound(pkt []byte) (changed bool, err error) {
-	return t.translate(pkt, true)
+	var h Header
+	if err := h.parse(pkt, false); err != nil {
+		return false, err
+	}
+	return t.translate(pkt, &h, true)
 }
 
 // Inbound is applied by the receiver to packets from the peer: it rewrites
@@ -94,7 +98,23 @@ func (t *Translator) Outbound(pkt []byte) (changed bool, err error) {
 // fixing every checksum incrementally. It reports whether the packet changed.
 // On error the packet is untouched.
 func (t *Translator) Inbound(pkt []byte) (changed bool, err error) {
-	return t.translate(pkt, false)
+	var h Header
+	if err := h.parse(pkt, false); err != nil {
+		return false, err
+	}
+	return t.translate(pkt, &h, false)
+}
+
+// OutboundParsed is Outbound for a packet already parsed: h must be what
+// Parse returned for pkt. Translation does not change any length, so h
+// stays valid for pkt afterwards.
+func (t *Translator) OutboundParsed(pkt []byte, h *Header) (changed bool, err error) {
+	return t.translate(pkt, h, true)
+}
+
+// InboundParsed is Inbound for a packet already parsed (see OutboundParsed).
+func (t *Translator) InboundParsed(pkt []byte, h *Header) (changed bool, err error) {
+	return t.translate(pkt, h, false)
 }
 
 // find returns the mapping whose source-side prefix (Real when out, As when
@@ -184,11 +204,7 @@ func wordSum64(x uint64) uint64 {
 	return s&0xffffffff + s>>32
 }
 
-func (t *Translator) translate(pkt []byte, out bool) (bool, error) {
-	var h Header
-	if err := h.parse(pkt, false); err != nil {
-		return false, err
-	}
+func (t *Translator) translate(pkt []byte, h *Header, out bool) (bool, error) {
 	var outer []byte
 	if out {
 		outer = h.Src(pkt)
@@ -200,7 +216,7 @@ func (t *Translator) translate(pkt []byte, out bool) (bool, error) {
 	if h.HasL4() {
 		l4 = h.L4Bytes(pkt)
 		if h.Proto == ProtoICMP || h.Proto == ProtoICMPv6 {
-			return t.translateICMP(pkt, &h, l4, outer, oi, oOK, out)
+			return t.translateICMP(pkt, h, l4, outer, oi, oOK, out)
 		}
 	}
 	if !oOK {

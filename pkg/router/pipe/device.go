@@ -128,13 +128,13 @@ func (c *Compiled) outbound(pkt []byte, b *batch) bool {
 		b.noRules++
 		return false
 	}
-	if router.RewriteForeignICMPSource(pkt, c.local, c.relay4, c.relay6) {
-		b.icmpRewritten++
-	}
-	h, err := router.Parse(pkt)
-	if err != nil {
+	var h router.Header
+	if err := h.Parse(pkt); err != nil {
 		b.malformed++
 		return false
+	}
+	if router.RewriteForeignICMPSourceParsed(pkt, &h, c.local, c.relay4, c.relay6) {
+		b.icmpRewritten++
 	}
 	if !c.local.ContainsBytes(h.Src(pkt)) {
 		b.badSource++
@@ -142,7 +142,7 @@ func (c *Compiled) outbound(pkt []byte, b *batch) bool {
 	}
 	if peer, ok := c.table.LookupBytes(h.Dst(pkt)); ok {
 		if tr := c.peers[peer].tr; tr != nil {
-			changed, err := tr.Outbound(pkt)
+			changed, err := tr.OutboundParsed(pkt, &h)
 			if err != nil {
 				b.malformed++
 				return false
@@ -152,7 +152,7 @@ func (c *Compiled) outbound(pkt []byte, b *batch) bool {
 			}
 		}
 	}
-	if c.mss4 > 0 && router.ClampMSS(pkt, c.mss4, c.mss6) {
+	if c.mss4 > 0 && router.ClampMSSParsed(pkt, &h, c.mss4, c.mss6) {
 		b.clamped++
 	}
 	return true
@@ -164,14 +164,14 @@ func (c *Compiled) inbound(pkt []byte, b *batch) bool {
 		b.noRules++
 		return false
 	}
-	h, err := router.Parse(pkt)
-	if err != nil {
+	var h router.Header
+	if err := h.Parse(pkt); err != nil {
 		b.malformed++
 		return false
 	}
 	if peer, ok := c.table.LookupBytes(h.Src(pkt)); ok {
 		if tr := c.peers[peer].tr; tr != nil {
-			changed, err := tr.Inbound(pkt)
+			changed, err := tr.InboundParsed(pkt, &h)
 			if err != nil {
 				b.malformed++
 				return false
@@ -185,7 +185,7 @@ func (c *Compiled) inbound(pkt []byte, b *batch) bool {
 		b.badDest++
 		return false
 	}
-	if c.mss4 > 0 && router.ClampMSS(pkt, c.mss4, c.mss6) {
+	if c.mss4 > 0 && router.ClampMSSParsed(pkt, &h, c.mss4, c.mss6) {
 		b.clamped++
 	}
 	return true
