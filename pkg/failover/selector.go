@@ -54,15 +54,20 @@ type Selector struct {
 	order []string // sorted peer names: Tick visits peers deterministically
 }
 
-// New returns a Selector whose peers use s unless SetPeer says otherwise.
+// New returns a Selector whose peers use s unless SetPeer gives them their
+// own settings.
 func New(s Settings) *Selector {
 	return &Selector{def: s, peers: make(map[string]*peerState)}
 }
 
-// SetPeer adds a peer or updates its path list and settings. Paths that stay
+// SetPeer adds a peer or updates its path list and settings; the zero
+// Settings{} means the Selector's own (those given to New). Paths that stay
 // (by name) keep their state; new paths start down. If the active path is
 // removed, the next Tick switches away from it (reason "removed").
 func (s *Selector) SetPeer(peer string, paths []PathSpec, ps Settings) {
+	if ps == (Settings{}) {
+		ps = s.def
+	}
 	p, ok := s.peers[peer]
 	if !ok {
 		p = &peerState{name: peer}

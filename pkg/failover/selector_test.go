@@ -282,3 +282,16 @@ func TestNextDeadlineNeverStuckInThePast(t *testing.T) {
 		}
 	}
 }
+
+func TestSetPeerZeroSettingsUseSelectorDefaults(t *testing.T) {
+	s := DefaultSettings()
+	s.Naive = true
+	sel := New(s)
+	sel.SetPeer("b", []PathSpec{{Name: "x"}, {Name: "y"}}, Settings{})
+	sel.Observe("b", "x", Observation{Up: true, SRTT: 10 * time.Millisecond}, t0)
+	sel.Tick(t0)
+	sel.Observe("b", "y", Observation{Up: true, SRTT: 9 * time.Millisecond}, t0)
+	if evs := sel.Tick(t0); len(evs) != 1 || evs[0].Reason != ReasonBetter {
+		t.Fatalf("events %v: the peer must use New's (naive) settings", evs)
+	}
+}
