@@ -52,9 +52,11 @@ type compiledPeer struct {
 	tr   *router.Translator
 }
 
-// Limits on the tunnel MTU: IPv6 needs 1280; above 65535 no IP packet fits.
+// Limits on the tunnel MTU: 576 is the IPv4 minimum datagram every host
+// must accept (config requires 1280 when IPv6 is in use); above 65535 no
+// IP packet fits.
 const (
-	minMTU = 1280
+	minMTU = 576
 	maxMTU = 65535
 )
 

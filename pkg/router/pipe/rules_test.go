@@ -31,7 +31,8 @@ func TestCompileErrors(t *testing.T) {
 		{"export outside local", func(r *Rules) { r.Exports = append(r.Exports, pp("10.0.0.0/8")) }, []string{"exports[1]: 10.0.0.0/8 is not inside local"}},
 		{"relay4 outside local", func(r *Rules) { r.Relay4 = pa("10.9.9.9") }, []string{"relay4: 10.9.9.9"}},
 		{"relay6 is v4", func(r *Rules) { r.Relay6 = pa("10.244.0.1") }, []string{"relay6: 10.244.0.1"}},
-		{"mtu small", func(r *Rules) { r.MTU = 1000 }, []string{"mtu: 1000 out of range"}},
+		{"mtu small", func(r *Rules) { r.MTU = 500 }, []string{"mtu: 500 out of range"}},
+		{"mtu v4 minimum", func(r *Rules) { r.MTU = 576 }, nil},
 		{"all at once", func(r *Rules) { r.MTU, r.Relay4, r.Local[0] = 70000, pa("1.1.1.1"), netip.Prefix{} }, []string{"mtu: 70000", "relay4: 1.1.1.1", "local[0]: invalid", "exports[0]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
