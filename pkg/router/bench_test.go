@@ -50,3 +50,32 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// TestZeroAllocs keeps the per-packet functions allocation-free.
+func TestZeroAllocs(t *testing.T) {
+	r := newRand(4)
+	pa := netip.MustParseAddr
+	tr := mustTranslator(t, testMappings)
+	tcp := dgram{src: pa("10.244.1.1"), dst: pa("10.71.2.2"), proto: ProtoTCP, l4: tcpSeg(r, tcpFlagSYN, 1460, 0)}.build()
+	icmp := dgram{src: pa("fd00:244::1"), dst: pa("fd71:9:1::2"), proto: ProtoICMPv6,
+		l4: icmpError(1, 0, dgram{src: pa("fd71:9:1::2"), dst: pa("fd00:244::1"), proto: ProtoUDP, l4: udpDgram(r, 8)}.build())}.build()
+	local := NewSet([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")})
+	tbl, err := NewTable([]Entry{{Prefix: netip.MustParsePrefix("10.71.0.0/16"), Peer: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func(){
+		"outbound tcp":  func() { tr.Outbound(tcp) },
+		"inbound tcp":   func() { tr.Inbound(tcp) },
+		"outbound icmp": func() { tr.Outbound(icmp) },
+		"inbound icmp":  func() { tr.Inbound(icmp) },
+		"clamp":         func() { ClampMSS(tcp, 1200, 1200) },
+		"foreign icmp":  func() { RewriteForeignICMPSource(icmp, local, pa("10.0.0.1"), pa("fd00::1")) },
+		"lookup":        func() { tbl.LookupBytes(tcp[16:20]) },
+		"malformed":     func() { tr.Outbound(tcp[:10]) },
+	} {
+		if n := testing.AllocsPerRun(100, f); n != 0 {
+			t.Errorf("%s: %v allocs per packet", name, n)
+		}
+	}
+}
