@@ -148,7 +148,7 @@ func (c *Compiled) outbound(pkt []byte, b *batch) bool {
 				return false
 			}
 			if changed {
-				b.translated++
+				b.translatedTX++
 			}
 		}
 	}
@@ -177,7 +177,7 @@ func (c *Compiled) inbound(pkt []byte, b *batch) bool {
 				return false
 			}
 			if changed {
-				b.translated++
+				b.translatedRX++
 			}
 		}
 	}

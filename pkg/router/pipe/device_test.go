@@ -113,7 +113,7 @@ func TestReadPipeline(t *testing.T) {
 	if mss := binary.BigEndian.Uint16(bufs[4][testOffset+40+22:]); mss != 1360 {
 		t.Errorf("v6 MSS = %d, want 1360", mss)
 	}
-	want := Counters{DroppedBadSource: 1, DroppedMalformed: 1, Translated: 3, MSSClamped: 2, ICMPSourceRewritten: 1}
+	want := Counters{DroppedBadSource: 1, DroppedMalformed: 1, TranslatedTX: 3, MSSClamped: 2, ICMPSourceRewritten: 1}
 	if got := d.Counters(); got != want {
 		t.Errorf("counters %+v, want %+v", got, want)
 	}
@@ -158,7 +158,7 @@ func TestWritePipeline(t *testing.T) {
 			t.Errorf("packet %d: invalid checksums", i)
 		}
 	}
-	want := Counters{DroppedBadDest: 2, DroppedMalformed: 1, Translated: 1, MSSClamped: 1}
+	want := Counters{DroppedBadDest: 2, DroppedMalformed: 1, TranslatedRX: 1, MSSClamped: 1}
 	if got := d.Counters(); got != want {
 		t.Errorf("counters %+v, want %+v", got, want)
 	}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+
+	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/version"
+)
+
+// cmdGenkey prints a new Curve25519 private key, clamped, in the base64 form
+// of `wg genkey`.
+func cmdGenkey(stdout io.Writer) error {
+	var k config.Key
+	if _, err := rand.Read(k[:]); err != nil {
+		return fmt.Errorf("reading randomness: %w", err)
+	}
+	k[0] &= 248
+	k[31] = (k[31] & 127) | 64
+	_, err := fmt.Fprintln(stdout, k.String())
+	return err
+}
+
+// cmdPubkey reads a private key on stdin and prints its public key, like
+// `wg pubkey`.
+func cmdPubkey(stdin io.Reader, stdout io.Writer) error {
+	line, err := bufio.NewReader(io.LimitReader(stdin, 1024)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("reading stdin: %w", err)
+	}
+	k, err := config.ParseKey(strings.TrimSpace(line))
+	if err != nil {
+		return fmt.Errorf("stdin: %w", err)
+	}
+	_, err = fmt.Fprintln(stdout, k.PublicKey().String())
+	return err
+}
+
+func cmdVersion(stdout io.Writer) error {
+	_, err := fmt.Fprintf(stdout, "relay %s (%s, %s/%s)\n", version.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return err
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/liqo-relay/relay/pkg/agent"
+	"github.com/liqo-relay/relay/pkg/config"
+)
+
+// configFlag registers -c and --config on fs.
+func configFlag(fs *flag.FlagSet) *string {
+	p := fs.String("config", "", "configuration file (YAML)")
+	fs.StringVar(p, "c", "", "shorthand for --config")
+	return p
+}
+
+func cmdCheck(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := configFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	if *path == "" {
+		return fmt.Errorf("%w: -c FILE is required", errUsage)
+	}
+	cfg, err := agent.LoadFile(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError{1}
+	}
+	fmt.Fprintf(stdout, "%s: valid: relay %q, %s mode, %d peer(s)\n", *path, cfg.Name, cfg.Mode, len(cfg.Peers))
+	return nil
+}
+
+func newLogger(w io.Writer, lc config.Log) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(lc.Level)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if lc.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// cmdRun runs the relay until SIGINT or SIGTERM. SIGHUP re-reads the
+// configuration; an invalid one is reported and the running one stays. A
+// second SIGINT/SIGTERM during shutdown exits at once.
+// shutdownBudget bounds a clean shutdown; the contract is exit within 5 s.
+const shutdownBudget = 4500 * time.Millisecond
+
+func cmdRun(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := configFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	if *path == "" {
+		return fmt.Errorf("%w: -c FILE is required", errUsage)
+	}
+	cfg, err := agent.LoadFile(*path)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, cfg.Log).With("relay", cfg.Name)
+
+	a, err := agent.New(cfg, agent.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+
+	for {
+		select {
+		case err := <-done:
+			return err
+		case s := <-sigs:
+			switch s {
+			case syscall.SIGHUP:
+				reload(a, *path, log)
+			default:
+				if ctx.Err() != nil {
+					log.Warn("second signal: exiting now")
+					return exitError{130}
+				}
+				log.Info("shutting down", "signal", s.String())
+				cancel()
+				// Run removes what it created; bound how long we wait.
+				time.AfterFunc(shutdownBudget, func() {
+					log.Error("shutdown did not finish in time: exiting", "budget", shutdownBudget)
+					os.Exit(1)
+				})
+			}
+		}
+	}
+}
+
+func reload(a *agent.Agent, path string, log *slog.Logger) {
+	cfg, err := agent.LoadFile(path)
+	if err != nil {
+		log.Error("reload rejected: keeping the running configuration", "err", err)
+		a.CountReload(false)
+		return
+	}
+	if err := a.Reload(cfg); err != nil {
+		log.Error("reload rejected: keeping the running configuration", "err", err)
+		return
+	}
+	log.Info("configuration reloaded", "peers", len(cfg.Peers))
+}

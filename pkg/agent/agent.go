@@ -1,0 +1,356 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.zx2c4.com/wireguard/conn"
+
+	"github.com/liqo-relay/relay/pkg/admin"
+	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/failover"
+	"github.com/liqo-relay/relay/pkg/health"
+	"github.com/liqo-relay/relay/pkg/metrics"
+)
+
+// Clock is the shell's source of time. Pure packages take `now` from it.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Resolver resolves path endpoint host names.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Options are the agent's collaborators. The zero value runs a production
+// relay: real clock, real sockets, the host's resolver.
+type Options struct {
+	Logger *slog.Logger
+	Clock  Clock
+	// Bind is the inner transport under the multipath Bind; nil means
+	// conn.NewStdNetBind (batching, GSO, GRO, sticky sockets).
+	Bind conn.Bind
+	// NetstackDial reaches exported destinations from a netstack relay;
+	// nil means the host network. The demo injects in-process servers.
+	NetstackDial func(ctx context.Context, network, address string) (net.Conn, error)
+	// AdminAddr overrides the config's admin address; "-" disables the
+	// admin server (in-process relays of the demo and tests).
+	AdminAddr string
+	Metrics   *metrics.Metrics
+	Resolver  Resolver
+}
+
+// Agent runs one relay. Build it with New, run it with Run.
+type Agent struct {
+	log     *slog.Logger
+	clock   Clock
+	opts    Options
+	dp      *dataplane
+	metrics *metrics.Metrics
+	admin   *admin.Server
+	socks   net.Listener // netstack mode: SOCKS5 into the mesh
+	epoch   uint64
+	started time.Time
+
+	// Owned by the Run goroutine.
+	cfg      *config.Config
+	gen      int
+	peers    map[string]*peerState
+	mon      *health.Monitor
+	sel      *failover.Selector
+	events   eventLog
+	nonce    uint64
+	pings    map[uint64]*pingWait // outstanding `relay ping` probes by nonce
+	dueBuf   []health.Probe
+	transBuf []health.Transition
+
+	// Shared with the Bind's receive goroutines (probe handling).
+	probes atomic.Pointer[probeIndex]
+
+	// Requests into the owner goroutine.
+	replyc  chan probeReply
+	reloadc chan reloadReq
+	callc   chan func()
+
+	name    string        // immutable copy of cfg.Name for other goroutines
+	stopped chan struct{} // closed when Run returns
+	ready   atomic.Bool
+	running atomic.Bool
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// New builds the relay's data plane for cfg and configures every peer. It
+// returns an error, with nothing left behind, when any of it fails.
+func New(cfg *config.Config, opts Options) (*Agent, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.Resolver == nil {
+		opts.Resolver = net.DefaultResolver
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	if cfg.PrivateKey.IsZero() {
+		if err := ResolveKey(cfg); err != nil {
+			return nil, err
+		}
+	}
+	log := opts.Logger.With("component", "agent")
+	var eb [8]byte
+	if _, err := rand.Read(eb[:]); err != nil {
+		return nil, fmt.Errorf("reading randomness for the boot epoch: %w", err)
+	}
+	a := &Agent{
+		log:     log,
+		clock:   opts.Clock,
+		opts:    opts,
+		metrics: opts.Metrics,
+		epoch:   binary.LittleEndian.Uint64(eb[:]) | 1,
+		peers:   map[string]*peerState{},
+		mon:     health.NewMonitor(newRand()),
+		sel:     failover.New(failoverSettings(cfg.Health)),
+		pings:   map[uint64]*pingWait{},
+		replyc:  make(chan probeReply, 1024),
+		reloadc: make(chan reloadReq),
+		callc:   make(chan func()),
+		stopped: make(chan struct{}),
+		name:    cfg.Name,
+	}
+	a.probes.Store(&probeIndex{})
+	dp, err := buildDataplane(cfg, opts, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	a.dp = dp
+	if dp.ns != nil && cfg.Netstack.SOCKS5 != "" {
+		ln, err := net.Listen("tcp", cfg.Netstack.SOCKS5)
+		if err != nil {
+			_ = dp.close()
+			return nil, fmt.Errorf("netstack.socks5: %w", err)
+		}
+		a.socks = ln
+	}
+	dp.bind.SetProbePredicate(health.IsProbe)
+	dp.bind.SetProbeHandler(a.handleProbe)
+	a.cfg = &config.Config{Name: cfg.Name, PrivateKey: cfg.PrivateKey, Health: cfg.Health}
+	if err := a.apply(cfg, true); err != nil {
+		_ = dp.close()
+		return nil, err
+	}
+	addr := cfg.Admin
+	if opts.AdminAddr != "" {
+		addr = opts.AdminAddr
+	}
+	if addr != "-" {
+		a.admin = admin.NewServer(addr, a, a.metrics.Registry(), opts.Logger)
+	}
+	a.started = a.clock.Now()
+	return a, nil
+}
+
+// Run serves until ctx is done, then removes everything the relay created
+// (devices, routes, rules, sockets) and returns. Readiness drops first.
+func (a *Agent) Run(ctx context.Context) error {
+	if !a.running.CompareAndSwap(false, true) {
+		return errors.New("agent: Run called twice")
+	}
+	defer close(a.stopped)
+	defer a.shutdown()
+	if a.admin != nil {
+		actx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if _, err := a.admin.Start(actx); err != nil {
+			return fmt.Errorf("admin server: %w", err)
+		}
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if a.socks != nil {
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		wg.Go(func() {
+			if err := a.dp.ns.ServeSOCKS5(sctx, a.socks); err != nil && sctx.Err() == nil {
+				a.log.Error("SOCKS5 proxy stopped", "err", err)
+			}
+		})
+		a.log.Info("SOCKS5 proxy into the mesh", "addr", a.socks.Addr().String())
+	}
+	a.ready.Store(true)
+	a.log.Info("relay up", "name", a.cfg.Name, "mode", a.cfg.Mode, "listenPort", a.cfg.ListenPort, "peers", len(a.cfg.Peers))
+
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	house := time.NewTicker(housekeepingInterval)
+	defer house.Stop()
+	lastRules := a.clock.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			a.ready.Store(false)
+			return nil
+		case r := <-a.replyc:
+			a.onReply(r)
+		case req := <-a.reloadc:
+			req.done <- a.reload(req.cfg)
+		case fn := <-a.callc:
+			fn()
+		case <-house.C:
+			now := a.clock.Now()
+			a.housekeep(now)
+			if now.Sub(lastRules) >= rulesCheckInterval {
+				lastRules = now
+				a.checkRules()
+			}
+		case <-timer.C:
+		}
+		now := a.clock.Now()
+		a.step(now)
+		d := a.mon.NextDeadline().Sub(now)
+		if d < minTimer {
+			d = minTimer
+		}
+		if d > maxTimer {
+			d = maxTimer
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(d)
+	}
+}
+
+const (
+	// housekeepingInterval paces passive evidence, counters and metrics.
+	// It matches the default probe interval: finer would cost CPU for
+	// nothing, coarser would delay passive evidence past one probe.
+	housekeepingInterval = 100 * time.Millisecond
+	// rulesCheckInterval paces the repair of our policy rules when another
+	// agent (Liqo's route monitor) rewrites them.
+	rulesCheckInterval = time.Second
+	// minTimer and maxTimer bound the owner loop's sleep: never spin, never
+	// oversleep a deadline by more than the housekeeping interval.
+	minTimer = time.Millisecond
+	maxTimer = housekeepingInterval
+)
+
+// shutdown tears the data plane down. It runs once, on Run's way out.
+func (a *Agent) shutdown() {
+	a.closeMu.Lock()
+	defer a.closeMu.Unlock()
+	if a.closed {
+		return
+	}
+	a.closed = true
+	a.ready.Store(false)
+	if a.admin != nil {
+		_ = a.admin.Close()
+	}
+	if err := a.dp.close(); err != nil {
+		a.log.Error("cleaning up", "err", err)
+	}
+	a.log.Info("relay stopped")
+}
+
+// Close releases an agent that was built but never Run.
+func (a *Agent) Close() {
+	if a.running.Load() {
+		return
+	}
+	a.shutdown()
+}
+
+// Reload applies a new configuration. Peers it leaves unchanged are not
+// disturbed; an invalid or unsupported change is rejected as a whole and the
+// running configuration stays.
+func (a *Agent) Reload(cfg *config.Config) error {
+	req := reloadReq{cfg: cfg, done: make(chan error, 1)}
+	select {
+	case a.reloadc <- req:
+	case <-a.stopped:
+		return errNotRunning
+	}
+	err := <-req.done
+	a.CountReload(err == nil)
+	return err
+}
+
+// CountReload records the outcome of a reload attempt in the metrics.
+func (a *Agent) CountReload(ok bool) { a.metrics.ConfigReload(ok) }
+
+// errNotRunning is returned by calls into an agent whose Run has ended.
+var errNotRunning = errors.New("agent: not running")
+
+// do runs fn in the owner goroutine and waits for it.
+func (a *Agent) do(ctx context.Context, fn func()) error {
+	done := make(chan struct{})
+	call := func() { fn(); close(done) }
+	select {
+	case a.callc <- call:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-a.stopped:
+		return errNotRunning
+	}
+	<-done
+	return nil
+}
+
+// Status returns the relay's current status (admin.Source).
+func (a *Agent) Status() admin.Status {
+	var st admin.Status
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.do(ctx, func() { st = a.buildStatus() }); err != nil {
+		return admin.Status{Name: a.name}
+	}
+	return st
+}
+
+// Ready reports whether the configuration is applied and the device is up
+// (admin.Source). It never depends on peer reachability.
+func (a *Agent) Ready() (bool, string) {
+	if a.ready.Load() {
+		return true, ""
+	}
+	return false, "starting or shutting down"
+}
+
+type reloadReq struct {
+	cfg  *config.Config
+	done chan error
+}
+
+// ListenPort returns the UDP port the relay listens on.
+func (a *Agent) ListenPort() uint16 {
+	return a.cfg.ListenPort
+}
+
+// DialContext connects from this relay's own overlay address into the mesh.
+// Only netstack relays have one; local applications of a TUN relay use the
+// host's routes.
+func (a *Agent) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if a.dp.ns == nil {
+		return nil, errors.New("agent: DialContext needs netstack mode")
+	}
+	return a.dp.ns.DialContext(ctx, network, address)
+}

@@ -1,0 +1,44 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/liqo-relay/relay/pkg/config"
+)
+
+// LoadFile reads and validates a configuration file and resolves its private
+// key (from privateKey or privateKeyFile). The returned error lists every
+// problem found, each naming its field path.
+func LoadFile(path string) (*config.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	cfg, err := config.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: invalid configuration:\n%w", path, err)
+	}
+	if err := ResolveKey(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ResolveKey fills cfg.PrivateKey from cfg.PrivateKeyFile when the key is
+// kept in a file, and checks that it is not one of the peers' keys.
+func ResolveKey(cfg *config.Config) error {
+	if cfg.PrivateKeyFile != "" {
+		data, err := os.ReadFile(cfg.PrivateKeyFile)
+		if err != nil {
+			return fmt.Errorf("privateKeyFile: %w", err)
+		}
+		k, err := config.ParseKey(strings.TrimSpace(string(data)))
+		if err != nil {
+			return fmt.Errorf("privateKeyFile: %s: %w", cfg.PrivateKeyFile, err)
+		}
+		cfg.PrivateKey = k
+	}
+	return cfg.CheckPrivateKey(cfg.PrivateKey)
+}

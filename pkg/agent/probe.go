@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"math/rand"
+	"net/netip"
+	"sync"
+	"time"
+
+	"golang.zx2c4.com/wireguard/device"
+
+	"github.com/liqo-relay/relay/pkg/health"
+)
+
+// probePeer is what a Bind receive goroutine needs to answer and match the
+// probes of one peer. It is immutable but for the replay filter, which has
+// its own lock.
+type probePeer struct {
+	name string
+	key  *health.PeerKey
+	mu   sync.Mutex
+	rf   health.ReplayFilter
+}
+
+// probeIndex maps sender ids to peers. A new one is published (atomically)
+// on every config change; receive goroutines only ever read it.
+type probeIndex struct {
+	bySender map[health.SenderID]*probePeer
+	ours     health.SenderID
+	epoch    uint64
+}
+
+// probeReply carries an authenticated reply from a receive goroutine to the
+// owner goroutine.
+type probeReply struct {
+	peer string
+	msg  health.Message
+	from netip.AddrPort
+	at   time.Time
+}
+
+func newRand() *rand.Rand { return rand.New(rand.NewSource(time.Now().UnixNano())) }
+
+// publishProbeIndex rebuilds the index from the current peers. Replay
+// filters and epochs of peers that stay are carried over.
+func (a *Agent) publishProbeIndex() {
+	old := a.probes.Load()
+	idx := &probeIndex{bySender: make(map[health.SenderID]*probePeer, len(a.peers)), epoch: a.epoch}
+	for name, st := range a.peers {
+		id := st.key.Theirs()
+		idx.ours = st.key.Ours()
+		if pp, ok := old.bySender[id]; ok && pp.name == name {
+			// Same peer, same key: keep its replay state. The key object
+			// is equal by construction (same private and public keys).
+			idx.bySender[id] = pp
+			continue
+		}
+		idx.bySender[id] = &probePeer{name: name, key: st.key}
+	}
+	a.probes.Store(idx)
+}
+
+// handleProbe runs on a Bind receive goroutine for every datagram that looks
+// like a probe. It answers authenticated, fresh requests at once (to the
+// address they came from: paths cross NATs) and hands replies to the owner
+// goroutine. Anything unauthenticated is dropped without an answer.
+func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
+	var m health.Message
+	if health.Unmarshal(pkt, &m) != nil {
+		return
+	}
+	idx := a.probes.Load()
+	pp, ok := idx.bySender[m.Sender]
+	if !ok || !pp.key.Verify(pkt) {
+		a.metrics.ProbeRejected()
+		return
+	}
+	at := a.clock.Now()
+	switch m.Kind {
+	case health.KindRequest:
+		pp.mu.Lock()
+		fresh := pp.rf.Accept(m.Epoch, m.Nonce)
+		pp.mu.Unlock()
+		if !fresh {
+			a.metrics.ProbeRejected()
+			return
+		}
+		var out [health.ProbeSize]byte
+		health.Marshal(&out, &health.Message{Kind: health.KindReply, Path: m.Path, Nonce: m.Nonce, Epoch: idx.epoch, Sender: pp.key.Ours()})
+		pp.key.Seal(&out)
+		_ = a.dp.bind.SendTo(out[:], from)
+	case health.KindReply:
+		a.enqueueReply(probeReply{peer: pp.name, msg: m, from: from, at: at})
+	}
+}
+
+func (a *Agent) enqueueReply(r probeReply) {
+	select {
+	case a.replyc <- r:
+	default:
+		// The owner goroutine is behind; a missed reply counts as a lost
+		// probe, which is the honest outcome for an overloaded relay.
+		a.metrics.ProbeRejected()
+	}
+}
+
+// sendProbe sends one request on path id.
+func (a *Agent) sendProbe(p health.Probe) {
+	st, ok := a.peers[p.ID.Peer]
+	if !ok {
+		return
+	}
+	i := st.indexOfSlot(p.ID.Path)
+	if i < 0 || !st.paths[i].addr.IsValid() {
+		return
+	}
+	var out [health.ProbeSize]byte
+	health.Marshal(&out, &health.Message{Kind: health.KindRequest, Path: uint16(p.ID.Path), Nonce: p.Nonce, Epoch: a.epoch, Sender: st.key.Ours()})
+	st.key.Seal(&out)
+	if err := a.dp.bind.SendTo(out[:], st.paths[i].addr); err != nil {
+		a.log.Debug("sending probe", "peer", p.ID.Peer, "path", st.cfg.Paths[i].Name, "err", err)
+	}
+	a.metrics.ProbeSent(p.ID.Peer, st.cfg.Paths[i].Name)
+}
+
+// onReply handles an authenticated probe in the owner goroutine.
+func (a *Agent) onReply(r probeReply) {
+	st, ok := a.peers[r.peer]
+	if !ok {
+		return
+	}
+	i := st.indexOfSlot(int(r.msg.Path))
+	if i < 0 || st.answersOtherPath(i, r.from) {
+		// An answer that came over another path's socket would credit
+		// that path's RTT to this one: drop it.
+		return
+	}
+	if w, ok := a.pings[r.msg.Nonce]; ok {
+		w.answer(i, r.at)
+		return
+	}
+	rtt, ok := a.mon.OnReply(st.pathID(i), r.msg.Nonce, r.at)
+	if !ok {
+		return
+	}
+	// The epoch is taken only from replies that matched one of our own
+	// outstanding requests: a replay cannot fake a restart.
+	if a.mon.ObserveEpoch(r.peer, r.msg.Epoch) {
+		a.log.Info("peer restarted: starting a new handshake", "peer", r.peer)
+		a.kick(st, "peer-restarted", true, r.at)
+	}
+	st.paths[i].observed = r.from
+	a.metrics.ObserveRTT(r.peer, st.cfg.Paths[i].Name, rtt)
+	a.observe(st, i, r.at)
+}
+
+// answersOtherPath reports whether from is known as another path's address.
+func (st *peerState) answersOtherPath(i int, from netip.AddrPort) bool {
+	for j, p := range st.paths {
+		if j != i && (p.addr == from || p.observed == from) {
+			return true
+		}
+	}
+	return false
+}
+
+// observe feeds a path's current health into the selector.
+func (a *Agent) observe(st *peerState, path int, now time.Time) {
+	s, ok := a.mon.Stats(st.pathID(path))
+	if !ok {
+		return
+	}
+	a.sel.Observe(st.cfg.Name, st.cfg.Paths[path].Name, failoverObservation(s), now)
+}
+
+// handshake starts a WireGuard handshake with st now. With expire, the
+// current keys are dropped first (the peer restarted and lost them), which
+// also lifts wireguard-go's limit of one initiation per 5 s.
+func (a *Agent) handshake(st *peerState, reason string, expire bool) {
+	p := a.dp.dev.LookupPeer(device.NoisePublicKey(st.cfg.PublicKey))
+	if p == nil {
+		return
+	}
+	if expire {
+		p.ExpireCurrentKeypairs()
+	}
+	if err := p.SendHandshakeInitiation(false); err != nil {
+		a.log.Debug("handshake initiation", "peer", st.cfg.Name, "err", err)
+	}
+	a.metrics.HandshakeInitiated(st.cfg.Name, reason)
+}

@@ -1,0 +1,230 @@
+package agent
+
+import (
+	"bytes"
+	"net/netip"
+	"time"
+
+	"github.com/liqo-relay/relay/pkg/admin"
+	"github.com/liqo-relay/relay/pkg/failover"
+	"github.com/liqo-relay/relay/pkg/health"
+	"github.com/liqo-relay/relay/pkg/metrics"
+)
+
+// step runs the pure machines up to now and acts on what they decide:
+// probes due are sent, path transitions are fed to the selector, and the
+// selector's events move traffic.
+func (a *Agent) step(now time.Time) {
+	a.dueBuf = a.mon.Due(now, a.dueBuf[:0])
+	for _, p := range a.dueBuf {
+		a.sendProbe(p)
+	}
+	a.transBuf = a.mon.Tick(now, a.transBuf[:0])
+	for _, t := range a.transBuf {
+		st, ok := a.peers[t.ID.Peer]
+		if !ok {
+			continue
+		}
+		i := st.indexOfSlot(t.ID.Path)
+		if i < 0 {
+			continue
+		}
+		path := st.cfg.Paths[i].Name
+		a.log.Info("path state", "peer", t.ID.Peer, "path", path, "up", t.Up)
+		a.metrics.PathUp(t.ID.Peer, path, t.Up)
+		a.observe(st, i, now)
+	}
+	for _, ev := range a.sel.Tick(now) {
+		a.act(ev, now)
+	}
+}
+
+// act carries out one selection decision.
+func (a *Agent) act(ev failover.Event, now time.Time) {
+	st, ok := a.peers[ev.Peer]
+	if !ok {
+		return
+	}
+	a.events.add(admin.Event{At: admin.At(ev.At), Peer: ev.Peer, From: ev.From, To: ev.To, Reason: string(ev.Reason)})
+	a.metrics.Switch(ev.Peer, ev.From, ev.To, string(ev.Reason))
+	a.log.Info("path switch", "peer", ev.Peer, "from", ev.From, "to", ev.To, "reason", string(ev.Reason))
+	wasReachable := st.reachable
+	if ev.To == "" {
+		st.reachable = false
+		a.metrics.PeerReachable(ev.Peer, false)
+	} else {
+		i := pathIndex(st, ev.To)
+		if i < 0 {
+			return
+		}
+		old := st.active
+		st.active = i
+		st.reachable = true
+		a.dp.bind.SetActive(ev.Peer, st.active)
+		a.mon.SetActive(st.pathID(old), false)
+		a.mon.SetActive(st.pathID(st.active), true)
+		for i, p := range st.cfg.Paths {
+			a.metrics.PathActive(ev.Peer, p.Name, i == st.active)
+		}
+		a.metrics.PeerReachable(ev.Peer, true)
+	}
+	if wasReachable != st.reachable && a.dp.routes != nil {
+		if err := a.dp.routes.SetPeer(ev.Peer, st.cfg.Prefixes, st.reachable); err != nil {
+			a.log.Error("updating routes", "peer", ev.Peer, "reachable", st.reachable, "err", err)
+		}
+	}
+	switch {
+	case st.reachable && !st.started:
+		// The first working path: start the session now (and only now, so
+		// that the first initiation does not go down a dead path and wait
+		// for WireGuard's 5 s retry).
+		a.kick(st, st.hsReason, false, now)
+	case !wasReachable && st.reachable:
+		// Coming back from all-down: if WireGuard's session went stale while
+		// no path worked, don't wait for its 5 s retry timer.
+		if last := a.lastHandshake(st); last.IsZero() || now.Sub(last) > staleSession {
+			a.kick(st, "recovered", true, now)
+		}
+	}
+}
+
+// staleSession is how old a handshake may be before a recovering peer gets a
+// fresh one at once. WireGuard rekeys after 120 s and rejects keys after
+// 180 s; a session older than that is of no use.
+const staleSession = 120 * time.Second
+
+// handshakeDeferral is how long the relay with the larger public key leaves
+// a handshake to its peer. Both relays usually see a path come up (or a
+// restart) within one probe interval of each other; if both initiated at
+// once, each would drop its own pending handshake on receiving the other's,
+// and both would wait for WireGuard's 5 s retry. One second is several
+// probe intervals and still far below that retry.
+const handshakeDeferral = time.Second
+
+// deferredHandshake is a handshake left to the peer, done by us if no
+// session has formed by then.
+type deferredHandshake struct {
+	at, since time.Time
+	reason    string
+	expire    bool
+}
+
+// kick starts a handshake with st: now when we are the designated
+// initiator (the smaller public key), else after handshakeDeferral unless
+// the peer's own initiation has formed a session by then.
+func (a *Agent) kick(st *peerState, reason string, expire bool, now time.Time) {
+	ours := a.cfg.PrivateKey.PublicKey()
+	if bytes.Compare(ours[:], st.cfg.PublicKey[:]) < 0 {
+		a.startKeepalive(st)
+		a.handshake(st, reason, expire)
+		return
+	}
+	st.deferred = &deferredHandshake{at: now.Add(handshakeDeferral), since: now, reason: reason, expire: expire}
+}
+
+// startKeepalive turns the peer's persistent keepalive on, once. It is held
+// back until then because wireguard-go sends a keepalive (and so a
+// handshake) the moment it is set.
+func (a *Agent) startKeepalive(st *peerState) {
+	if st.started {
+		return
+	}
+	st.started = true
+	if st.cfg.PersistentKeepalive == 0 {
+		return
+	}
+	if err := a.dp.dev.IpcSet(keepaliveUAPI(&st.cfg)); err != nil {
+		a.log.Error("setting keepalive", "peer", st.cfg.Name, "err", err)
+	}
+}
+
+// runDeferred carries out deferred handshakes whose peer did not start a
+// session in time.
+func (a *Agent) runDeferred(st *peerState, now time.Time) {
+	d := st.deferred
+	if d == nil || now.Before(d.at) {
+		return
+	}
+	st.deferred = nil
+	fresh := false
+	if last := a.lastHandshake(st); !last.IsZero() && !last.Before(d.since) {
+		fresh = true // the peer's initiation made a fresh session
+	}
+	a.startKeepalive(st)
+	if !fresh {
+		a.handshake(st, d.reason, d.expire)
+	}
+}
+
+func failoverObservation(s health.PathStats) failover.Observation {
+	return failover.Observation{Up: s.State == health.Up, SRTT: s.SRTT, Loss: s.Loss}
+}
+
+// housekeep runs every housekeepingInterval: passive evidence from the
+// Bind's counters, byte counters, probe loss and gauges.
+func (a *Agent) housekeep(now time.Time) {
+	for name, st := range a.peers {
+		a.runDeferred(st, now)
+		for _, src := range a.dp.bind.RxStats(name) {
+			prev := st.rxSeen[src.Addr]
+			if src.Packets == prev {
+				continue
+			}
+			st.rxSeen[src.Addr] = src.Packets
+			if i := st.pathFor(src.Addr); i >= 0 {
+				a.mon.OnPassive(st.pathID(i), now)
+			}
+		}
+		var rx uint64
+		for _, src := range a.dp.bind.RxStats(name) {
+			rx += src.Bytes
+		}
+		a.metrics.PeerBytes(name, rx, a.dp.bind.TxBytes(name))
+		for i, p := range st.cfg.Paths {
+			if s, ok := a.mon.Stats(st.pathID(i)); ok {
+				a.metrics.PathStats(name, p.Name, s.Loss, s.ProbesLost)
+			}
+		}
+	}
+	c := a.dp.pipe.Counters()
+	a.metrics.Pipeline(metrics.PipelineCounters{
+		DroppedBadSource:      c.DroppedBadSource,
+		DroppedBadDestination: c.DroppedBadDest,
+		DroppedMalformed:      c.DroppedMalformed,
+		TranslatedRX:          c.TranslatedRX,
+		TranslatedTX:          c.TranslatedTX,
+		MSSClamped:            c.MSSClamped,
+	})
+}
+
+// pathFor finds the path whose traffic arrives from src: the address its
+// probe answers came from (NAT), else its configured endpoint.
+func (st *peerState) pathFor(src netip.AddrPort) int {
+	for i, p := range st.paths {
+		if p.observed == src {
+			return i
+		}
+	}
+	for i, p := range st.paths {
+		if p.addr == src {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkRules repairs our policy rules and routes if another agent removed
+// them or put rules ahead of ours.
+func (a *Agent) checkRules() {
+	if a.dp.routes == nil {
+		return
+	}
+	repaired, err := a.dp.routes.EnsureRules()
+	if err != nil {
+		a.log.Error("checking policy rules", "err", err)
+		return
+	}
+	if repaired {
+		a.log.Warn("policy rules or routes were changed by someone else: restored")
+	}
+}
