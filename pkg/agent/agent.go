@@ -60,9 +60,11 @@ type Agent struct {
 	dp      *dataplane
 	metrics *metrics.Metrics
 	admin   *admin.Server
-	socks   net.Listener // netstack mode: SOCKS5 into the mesh
-	epoch   uint64
-	started time.Time
+	// adminAddr is the admin server's bound address, once it listens.
+	adminAddr atomic.Pointer[net.Addr]
+	socks     net.Listener // netstack mode: SOCKS5 into the mesh
+	epoch     uint64
+	started   time.Time
 
 	// Owned by the Run goroutine.
 	cfg      *config.Config
@@ -176,9 +178,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.admin != nil {
 		actx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		if _, err := a.admin.Start(actx); err != nil {
+		addr, err := a.admin.Start(actx)
+		if err != nil {
 			return fmt.Errorf("admin server: %w", err)
 		}
+		a.adminAddr.Store(&addr)
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
