@@ -153,8 +153,12 @@ func (a *Agent) onReply(r probeReply) {
 	a.observe(st, i, r.at)
 }
 
-// answersOtherPath reports whether from is known as another path's address.
+// answersOtherPath reports whether from is known as another path's address
+// (and not as this one's: two paths may share an endpoint).
 func (st *peerState) answersOtherPath(i int, from netip.AddrPort) bool {
+	if st.paths[i].addr == from || st.paths[i].observed == from {
+		return false
+	}
 	for j, p := range st.paths {
 		if j != i && (p.addr == from || p.observed == from) {
 			return true
