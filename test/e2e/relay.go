@@ -71,11 +71,18 @@ func keyPair(t *testing.T) (priv, pub string) {
 type RelaySpec struct {
 	Mode       string            // "tun" (default) or "netstack"
 	PathOrder  []string          // default direct, consumer
-	Bias       map[string]string // path name to bias, e.g. "direct": "50ms"
+	Bias       map[string]string // path name to bias; nil means defaultBias
 	Overlap    bool              // write seesUs for the peer
 	ExtraYAML  string            // appended at top level
 	privateKey string
 }
+
+// defaultBias makes the consumer path dearer than the direct one, as the
+// extra hop through the consumer is in a real federation (the namespaces'
+// veths have no latency of their own, and netem may be missing): without it
+// the two paths tie and, once traffic has left the direct path, it would
+// never have a reason to come back.
+var defaultBias = map[string]string{"consumer": "5ms"}
 
 // Relay is one relay process in a provider namespace.
 type Relay struct {
@@ -119,6 +126,10 @@ func (r *Relay) YAML(spec RelaySpec) string {
 	if len(order) == 0 {
 		order = []string{"direct", "consumer"}
 	}
+	bias := spec.Bias
+	if bias == nil {
+		bias = defaultBias
+	}
 	endpoint := map[string]string{"direct": r.Peer.Direct, "consumer": r.Peer.Consumer}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "name: %s\n", r.Side.Name)
@@ -136,7 +147,7 @@ func (r *Relay) YAML(spec RelaySpec) string {
 	sb.WriteString("    paths:\n")
 	for _, p := range order {
 		fmt.Fprintf(&sb, "      - name: %s\n        endpoint: %s:%d\n", p, endpoint[p], relayPort)
-		if b := spec.Bias[p]; b != "" {
+		if b := bias[p]; b != "" {
 			fmt.Fprintf(&sb, "        bias: %s\n", b)
 		}
 	}
