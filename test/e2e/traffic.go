@@ -110,6 +110,61 @@ func mustEcho(t *testing.T, n *netns.NS, dst string, size int) {
 	t.Logf("TCP echo %s -> %s: %d bytes in %v", n.Name, dst, size, d.Round(time.Microsecond))
 }
 
+const whoamiPort = 7008
+
+// startWhoami runs a TCP server on addr inside n that writes the address
+// each client connects from and closes: it shows what translation did to
+// the source.
+func startWhoami(t *testing.T, n *netns.NS, addr string) {
+	t.Helper()
+	var ln net.Listener
+	if err := n.Do(func() (err error) {
+		ln, err = net.Listen("tcp4", addr)
+		return err
+	}); err != nil {
+		t.Fatalf("whoami listen on %s in %s: %v", addr, n.Name, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			_, _ = io.WriteString(c, host)
+			_ = c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+	})
+}
+
+// whoami connects from n to a startWhoami server and returns the address
+// the server saw.
+func whoami(t *testing.T, n *netns.NS, dst string) string {
+	t.Helper()
+	var c net.Conn
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if err := n.Do(func() (err error) {
+		c, err = d.Dial("tcp4", dst)
+		return err
+	}); err != nil {
+		t.Fatalf("dial %s from %s: %v", dst, n.Name, err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("read from %s: %v", dst, err)
+	}
+	return string(b)
+}
+
 var rttRe = regexp.MustCompile(`rtt min/avg/max/mdev = ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms`)
 
 // ping runs ping in n and returns its output; extra arguments go first.
