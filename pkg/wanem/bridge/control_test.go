@@ -2,7 +2,7 @@ package bridge
 
 import (
 	"context"
-		"path/filepath"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
