@@ -193,6 +193,7 @@ func mustPing(t *testing.T, n *netns.NS, dst string, count int) {
 // test` installs it.
 func requirePing(t *testing.T) {
 	t.Helper()
+	netns.RequireRoot(t)
 	if _, err := exec.LookPath("ping"); err != nil {
 		t.Skip("needs ping (Debian iputils-ping; `make test` installs it)")
 	}
