@@ -52,6 +52,13 @@ type testMesh struct {
 // waits for the pumps.
 func newTestMesh(t testing.TB, tuning nsTuning) *testMesh {
 	t.Helper()
+	return newLossyMesh(t, tuning, nil)
+}
+
+// newLossyMesh is newTestMesh with drop consulted for every packet going
+// from a towards b (nil: no loss). drop is only called from one goroutine.
+func newLossyMesh(t testing.TB, tuning nsTuning, drop func() bool) *testMesh {
+	t.Helper()
 	a, err := newNetstack(NetstackOptions{Addresses: []netip.Prefix{ownA4, ownA6}, MTU: 1420}, tuning)
 	if err != nil {
 		t.Fatal(err)
@@ -68,11 +75,15 @@ func newTestMesh(t testing.TB, tuning nsTuning) *testMesh {
 	}
 	x, y := tuntest.NewPair(1420)
 	var wg sync.WaitGroup
-	for _, p := range [][2]wgtun.Device{{a, x}, {x, a}, {b, y}, {y, b}} {
+	for i, p := range [][2]wgtun.Device{{a, x}, {x, a}, {b, y}, {y, b}} {
+		var d func() bool
+		if i == 0 {
+			d = drop
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pump(p[0], p[1])
+			pump(p[0], p[1], d)
 		}()
 	}
 	var once sync.Once
@@ -89,8 +100,9 @@ func newTestMesh(t testing.TB, tuning nsTuning) *testMesh {
 	return &testMesh{a: a, b: b, close: closeAll}
 }
 
-// pump copies packets from src to dst until either is closed.
-func pump(src, dst wgtun.Device) {
+// pump copies packets from src to dst until either is closed, dropping those
+// for which drop (if not nil) returns true.
+func pump(src, dst wgtun.Device, drop func() bool) {
 	bs := src.BatchSize()
 	bufs := make([][]byte, bs)
 	for i := range bufs {
@@ -102,9 +114,11 @@ func pump(src, dst wgtun.Device) {
 		if err != nil {
 			return
 		}
-		out := make([][]byte, n)
-		for i := range out {
-			out[i] = bufs[i][:sizes[i]]
+		out := make([][]byte, 0, n)
+		for i := 0; i < n; i++ {
+			if drop == nil || !drop() {
+				out = append(out, bufs[i][:sizes[i]])
+			}
 		}
 		if _, err := dst.Write(out, 0); err != nil {
 			return
