@@ -105,8 +105,8 @@ func NewTopology(t *testing.T, opts Options) *Topology {
 	netns.Veth(t, a.NS, aConsumer+"/24", top.Consumer, cA+"/24")
 	netns.Veth(t, top.Consumer, cB+"/24", b.NS, bConsumer+"/24")
 	// Each provider reaches the other's consumer link through the consumer.
-	a.NS.Run(t, "ip", "route", "add", "192.168.23.0/24", "via", cA)
-	b.NS.Run(t, "ip", "route", "add", "192.168.13.0/24", "via", cB)
+	top.RestoreConsumer(t, a)
+	top.RestoreConsumer(t, b)
 
 	// Pods.
 	top.podLink(t, a, "")
@@ -165,4 +165,46 @@ func (top *Topology) Peer(s *Side) *Side {
 		return top.B
 	}
 	return top.A
+}
+
+// CutDirect takes the direct A-B link down (both ends lose carrier).
+func (top *Topology) CutDirect(t *testing.T) {
+	t.Helper()
+	top.A.NS.Run(t, "ip", "link", "set", top.A.DirectIf, "down")
+}
+
+// RestoreDirect brings the direct A-B link back up.
+func (top *Topology) RestoreDirect(t *testing.T) {
+	t.Helper()
+	top.A.NS.Run(t, "ip", "link", "set", top.A.DirectIf, "up")
+}
+
+// consumerLink is the other side's consumer link, as s routes it.
+func (top *Topology) consumerLink(s *Side) string {
+	if s == top.A {
+		return "192.168.23.0/24"
+	}
+	return "192.168.13.0/24"
+}
+
+// gateway is s's neighbour on its consumer link.
+func gateway(s *Side) string {
+	if s.Name == "provider-a" {
+		return cA
+	}
+	return cB
+}
+
+// CutConsumer blocks s's consumer path: s loses its route to the other
+// provider's consumer link, so s can no longer send there (packets from the
+// other side still arrive; s's answers cannot go back).
+func (top *Topology) CutConsumer(t *testing.T, s *Side) {
+	t.Helper()
+	s.NS.Run(t, "ip", "route", "del", top.consumerLink(s))
+}
+
+// RestoreConsumer undoes CutConsumer.
+func (top *Topology) RestoreConsumer(t *testing.T, s *Side) {
+	t.Helper()
+	s.NS.Run(t, "ip", "route", "add", top.consumerLink(s), "via", gateway(s))
 }

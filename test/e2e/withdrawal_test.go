@@ -25,8 +25,8 @@ func TestE2EWithdrawal(t *testing.T) {
 	// Cut both paths: the direct link goes down, and A loses its route to
 	// B's consumer-link address (B's packets still reach A through the
 	// consumer, A's answers cannot go back).
-	top.A.NS.Run(t, "ip", "link", "set", top.A.DirectIf, "down")
-	top.A.NS.Run(t, "ip", "route", "del", "192.168.23.0/24")
+	top.CutDirect(t)
+	top.CutConsumer(t, top.A)
 	cut := time.Now()
 	waitFor(t, 10*time.Second, "provider-a withdraws provider-b's routes", func() (bool, string) {
 		tb := table(t, top.A)
@@ -72,7 +72,7 @@ func TestE2EWithdrawal(t *testing.T) {
 
 	// Restore the consumer path first: routes return with the first path
 	// up; then the direct link.
-	top.A.NS.Run(t, "ip", "route", "add", "192.168.23.0/24", "via", cA)
+	top.RestoreConsumer(t, top.A)
 	restored := time.Now()
 	ra.WaitActive("consumer", 15*time.Second)
 	waitFor(t, 10*time.Second, "provider-a reinstalls provider-b's routes", func() (bool, string) {
@@ -82,7 +82,7 @@ func TestE2EWithdrawal(t *testing.T) {
 	t.Logf("routes back within %v of restoring the consumer path", time.Since(restored).Round(10*time.Millisecond))
 	mustPing(t, top.A.Pod, top.B.PodIP, 5)
 
-	top.A.NS.Run(t, "ip", "link", "set", top.A.DirectIf, "up")
+	top.RestoreDirect(t)
 	// failbackHold (3 s) after the direct path is up again.
 	ra.WaitActive("direct", 20*time.Second)
 	mustPing(t, top.A.Pod, top.B.PodIP, 5)
