@@ -197,7 +197,8 @@ func (r *Relay) Start() {
 	})
 }
 
-// Stop sends SIGTERM and checks the relay exits 0 within the budget.
+// Stop sends SIGTERM and checks the relay exits 0 within the budget and
+// leaves nothing behind in its namespace.
 func (r *Relay) Stop() {
 	r.t.Helper()
 	start := time.Now()
@@ -217,6 +218,9 @@ func (r *Relay) Stop() {
 		r.t.Errorf("%s exit after SIGTERM: %v\n%s", r.Side.Name, err, r.Proc.Output())
 	}
 	r.t.Logf("%s exited %v after SIGTERM", r.Side.Name, time.Since(start).Round(time.Millisecond))
+	if left := leftovers(r.t, r.Side); len(left) > 0 {
+		r.t.Errorf("after SIGTERM, %s still has:\n%s", r.Side.Name, strings.Join(left, "\n"))
+	}
 }
 
 // Status reads /status through `relay status --json` inside the namespace.
