@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/liqo-relay/relay/pkg/wanem"
+	"github.com/liqo-relay/relay/pkg/wanem/bridge"
+)
+
+// wanemUsage documents the hidden `relay wanem` command: the userspace WAN
+// emulator of the perf/ testbed. It is not part of the relay proper, and
+// lives in this binary only because cmd/relay is the repository's one main.
+const wanemUsage = `relay wanem: userspace WAN emulator (L2 bridge over AF_PACKET) for perf/
+
+Usage:
+  relay wanem run --a IF --b IF (--link NAME | --control SOCK) [--seed N] [--queue FRAMES]
+        bridge interfaces A and B in this namespace until SIGINT/SIGTERM
+  relay wanem set (--link NAME | --control SOCK) [--dir ab|ba|both] [--reset]
+        [--delay D] [--jitter D] [--loss P] [--burst P,R[,LOSSBAD[,LOSSGOOD]]|--burst off]
+        [--rate R] [--backlog D] [--cut | --restore]
+        change only the settings named (--reset starts from a perfect wire)
+  relay wanem show (--link NAME | --control SOCK)
+        print settings and counters as JSON
+  relay wanem offloads-off IF...
+        turn off checksum offload, SG, TSO, GSO, GRO (like ethtool -K)
+
+--link NAME uses the socket --ctl-dir/NAME.sock (default dir $WANEM_DIR or
+/run/liqo-relay-wanem). Direction ab carries frames arriving on A out of B.
+`
+
+const defaultWanemDir = "/run/liqo-relay-wanem"
+
+func cmdWanem(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, wanemUsage)
+		return exitError{2}
+	}
+	switch args[0] {
+	case "run":
+		return wanemRun(args[1:], stderr)
+	case "set":
+		return wanemSet(args[1:], stderr)
+	case "show":
+		return wanemShow(args[1:], stdout, stderr)
+	case "offloads-off":
+		for _, n := range args[1:] {
+			if err := bridge.DisableOffloads(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, wanemUsage)
+		return nil
+	}
+	fmt.Fprint(stderr, wanemUsage)
+	return fmt.Errorf("%w: unknown wanem command %q", errUsage, args[0])
+}
+
+// controlFlags registers --link, --ctl-dir and --control; the returned
+// function resolves them to a socket path.
+func controlFlags(fs *flag.FlagSet) func() (string, error) {
+	link := fs.String("link", "", "link name: control socket CTL-DIR/NAME.sock")
+	dir := fs.String("ctl-dir", "", "directory of link sockets (default $WANEM_DIR or "+defaultWanemDir+")")
+	sock := fs.String("control", "", "control socket path")
+	return func() (string, error) {
+		switch {
+		case *sock != "" && *link != "":
+			return "", fmt.Errorf("%w: give --link or --control, not both", errUsage)
+		case *sock != "":
+			return *sock, nil
+		case *link == "":
+			return "", fmt.Errorf("%w: --link or --control is required", errUsage)
+		}
+		d := *dir
+		if d == "" {
+			d = os.Getenv("WANEM_DIR")
+		}
+		if d == "" {
+			d = defaultWanemDir
+		}
+		return filepath.Join(d, *link+".sock"), nil
+	}
+}
+
+func wanemRun(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wanem run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	a := fs.String("a", "", "interface A")
+	b := fs.String("b", "", "interface B")
+	seed := fs.Uint64("seed", 0, "random seed (0: random)")
+	queue := fs.Int("queue", 0, "frames per direction's delay line (0: default)")
+	sockPath := controlFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	sock, err := sockPath()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil)).With("link", strings.TrimSuffix(filepath.Base(sock), ".sock"))
+	br, err := bridge.New(bridge.Config{A: *a, B: *b, Seed: *seed, QueueFrames: *queue, Logger: log})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
+		return err
+	}
+	ln, err := bridge.Listen(sock)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- bridge.Serve(ctx, ln, br, log) }()
+	runErr := br.Run(ctx)
+	stop()
+	return errors.Join(runErr, <-served)
+}
+
+func wanemSet(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wanem set", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sockPath := controlFlags(fs)
+	dir := fs.String("dir", "both", "direction: ab, ba or both")
+	reset := fs.Bool("reset", false, "start from a perfect wire instead of the current settings")
+	delay := fs.Duration("delay", 0, "one-way delay")
+	jitter := fs.Duration("jitter", 0, "uniform jitter (at most --delay)")
+	loss := fs.Float64("loss", 0, "random loss probability 0..1")
+	burst := fs.String("burst", "", "Gilbert-Elliott loss P,R[,LOSSBAD[,LOSSGOOD]] (LOSSBAD default 1), or off")
+	rate := fs.String("rate", "", "rate limit like 100mbit (0: none)")
+	backlog := fs.Duration("backlog", 0, "rate limiter queue as time at the rate (0: default 50ms)")
+	cut := fs.Bool("cut", false, "drop everything")
+	restore := fs.Bool("restore", false, "undo --cut")
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	sock, err := sockPath()
+	if err != nil {
+		return err
+	}
+	if *cut && *restore {
+		return fmt.Errorf("%w: --cut and --restore together", errUsage)
+	}
+	dirs := []string{bridge.AB, bridge.BA}
+	switch *dir {
+	case "both":
+	case bridge.AB, bridge.BA:
+		dirs = []string{*dir}
+	default:
+		return fmt.Errorf("%w: --dir %q: want ab, ba or both", errUsage, *dir)
+	}
+	var ge *wanem.GilbertElliott
+	burstOff := false
+	if *burst == "off" {
+		burstOff = true
+	} else if *burst != "" {
+		if ge, err = parseBurst(*burst); err != nil {
+			return err
+		}
+	}
+	var r wanem.Rate
+	if *rate != "" {
+		if r, err = wanem.ParseRate(*rate); err != nil {
+			return err
+		}
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := bridge.NewClient(sock)
+	defer c.Close()
+	cur, err := c.Settings(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		s := cur[d]
+		if *reset {
+			s = wanem.Settings{}
+		}
+		if given["delay"] {
+			s.Delay = wanem.Duration(*delay)
+		}
+		if given["jitter"] {
+			s.Jitter = wanem.Duration(*jitter)
+		}
+		if given["loss"] {
+			s.Loss = *loss
+		}
+		if ge != nil {
+			s.Burst = ge
+		} else if burstOff {
+			s.Burst = nil
+		}
+		if given["rate"] {
+			s.Rate = r
+		}
+		if given["backlog"] {
+			s.Backlog = wanem.Duration(*backlog)
+		}
+		if *cut {
+			s.Cut = true
+		}
+		if *restore {
+			s.Cut = false
+		}
+		if err := c.Set(ctx, d, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseBurst(s string) (*wanem.GilbertElliott, error) {
+	f := strings.Split(s, ",")
+	if len(f) < 2 || len(f) > 4 {
+		return nil, fmt.Errorf("%w: --burst %q: want P,R[,LOSSBAD[,LOSSGOOD]]", errUsage, s)
+	}
+	v := []float64{0, 0, 1, 0}
+	for i, x := range f {
+		p, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --burst %q: %v", errUsage, s, err)
+		}
+		v[i] = p
+	}
+	return &wanem.GilbertElliott{P: v[0], R: v[1], LossBad: v[2], LossGood: v[3]}, nil
+}
+
+func wanemShow(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wanem show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sockPath := controlFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	sock, err := sockPath()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := bridge.NewClient(sock)
+	defer c.Close()
+	set, err := c.Settings(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"settings": set, "stats": st})
+}

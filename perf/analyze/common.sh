@@ -1,0 +1,20 @@
+# shellcheck shell=bash
+# perf/analyze/common.sh: result files (JSON under perf/results/) and plots.
+
+ANALYZE=$PERF_ROOT/analyze
+
+# machine_json: where a result was measured.
+machine_json() {
+	jq -n --arg kernel "$(uname -r)" --arg cpu "$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)" \
+		--argjson cpus "$(nproc)" --arg host "$(hostname)" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
+		--arg commit "$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || echo unknown)" \
+		'{kernel:$kernel, cpu:$cpu, cpus:$cpus, host:$host, loadavg:$load, commit:$commit}'
+}
+
+# stats_json FILE [COLUMN]: summary of a column of numbers.
+stats_json() { awk -v c="${2:-1}" '{print $c}' "$1" | awk -f "$ANALYZE/stats.awk"; }
+
+# ts_epoch RFC3339: seconds since the epoch, with fractions.
+ts_epoch() { date -u -d "$1" +%s.%N; }
+
+have_gnuplot() { command -v gnuplot >/dev/null; }

@@ -1,0 +1,274 @@
+# shellcheck shell=bash
+# perf/lib.sh: shared helpers of the liqo-relay WAN testbed. Source it.
+#
+# Everything lives in network namespaces named "$PERF_PREFIX-*" and a state
+# directory "$PERF_STATE"; perf_down removes both, and every process we
+# start runs under `timeout`, so nothing outlives PERF_TTL seconds even if
+# the script is killed with SIGKILL. Traffic only ever goes to addresses
+# inside the namespaces made here.
+
+set -o errexit -o nounset -o pipefail
+
+PERF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$PERF_ROOT/.." && pwd)
+RELAY=${RELAY:-$REPO_ROOT/bin/relay}
+# A unique prefix per testbed, so it never collides with tests or another run.
+PERF_PREFIX=${PERF_PREFIX:-lrp$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n')}
+PERF_STATE=${PERF_STATE:-/run/liqo-relay-perf/$PERF_PREFIX}
+PERF_TTL=${PERF_TTL:-1800}          # hard bound on every process, seconds
+PERF_RESULTS=${PERF_RESULTS:-$PERF_ROOT/results}
+
+# WAN defaults, one way (issue 5): A-B 10 ms, A-consumer 25 ms, consumer-B 25 ms.
+WAN_AB_DELAY=${WAN_AB_DELAY:-10ms}
+WAN_AC_DELAY=${WAN_AC_DELAY:-25ms}
+WAN_CB_DELAY=${WAN_CB_DELAY:-25ms}
+
+# Relay modes: tun (default) or netstack, per provider.
+PERF_MODE_A=${PERF_MODE_A:-${PERF_MODE:-tun}}
+PERF_MODE_B=${PERF_MODE_B:-${PERF_MODE:-tun}}
+# Extra health settings for both relays, as a YAML flow mapping, e.g.
+# PERF_HEALTH='{interval: 50ms, selector: naive}'.
+PERF_HEALTH=${PERF_HEALTH:-}
+
+# Addresses. Underlay (the "WAN"): one /24 per link.
+AB_A=192.168.10.1 AB_B=192.168.10.2   # direct A-B, bridged by wan-ab
+AC_A=192.168.20.1 AC_C=192.168.20.2   # A-consumer, bridged by wan-ac
+CB_C=192.168.30.1 CB_B=192.168.30.2   # consumer-B, bridged by wan-cb
+# Pods and relay overlay addresses.
+POD_A=10.10.1.2 POD_A_GW=10.10.1.1 PODS_A=10.10.0.0/16
+POD_B=10.20.1.2 POD_B_GW=10.20.1.1 PODS_B=10.20.0.0/16
+OVL_A=100.80.0.1 OVL_B=100.80.0.2
+RELAY_PORT=51900
+ADMIN=127.0.0.1:9586
+
+log() { printf '%s perf: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+ns() { printf '%s-%s' "$PERF_PREFIX" "$1"; }
+# nsx NAME CMD...: run CMD in namespace NAME (short name, e.g. provider-a).
+nsx() { local n=$1; shift; ip netns exec "$(ns "$n")" "$@"; }
+
+perf_require() {
+	[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
+	local missing=() c
+	for c in ip ping jq awk "$@"; do command -v "$c" >/dev/null || missing+=("$c"); done
+	[ ${#missing[@]} = 0 ] || die "missing commands: ${missing[*]} (make perf-deps installs them)"
+	[ -x "$RELAY" ] || die "no relay binary at $RELAY (make build)"
+}
+
+ns_add() {
+	ip netns add "$(ns "$1")"
+	nsx "$1" ip link set lo up
+	# Only IPv4 in the testbed; no router solicitations or DAD noise.
+	nsx "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	nsx "$1" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+}
+
+# veth NS1 IF1 NS2 IF2: a veth pair between two namespaces, both ends up,
+# offloads off (frames cross AF_PACKET bridges as they are).
+veth() {
+	ip link add "$2" netns "$(ns "$1")" type veth peer name "$4" netns "$(ns "$3")"
+	nsx "$1" ip link set dev "$2" up
+	nsx "$3" ip link set dev "$4" up
+	nsx "$1" "$RELAY" wanem offloads-off "$2"
+	nsx "$3" "$RELAY" wanem offloads-off "$4"
+}
+
+# start NS NAME CMD...: start a bounded background process in a namespace,
+# output to $PERF_STATE/NAME.log, pid to $PERF_STATE/NAME.pid.
+start() {
+	local n=$1 name=$2; shift 2
+	ip netns exec "$(ns "$n")" timeout -s TERM -k 5 "$PERF_TTL" "$@" >"$PERF_STATE/$name.log" 2>&1 &
+	echo $! >"$PERF_STATE/$name.pid"
+}
+
+# stop NAME: SIGTERM a process started by start and wait for it.
+stop() {
+	local f=$PERF_STATE/$1.pid pid
+	[ -f "$f" ] || return 0
+	pid=$(cat "$f")
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$f"
+}
+
+# wan_link NAME LEFT_NS LEFT_IF LEFT_ADDR RIGHT_NS RIGHT_IF RIGHT_ADDR:
+# LEFT --veth-- [wan-NAME: relay wanem bridging a and b] --veth-- RIGHT,
+# one /24 across it. Direction ab is LEFT to RIGHT.
+wan_link() {
+	local name=$1 lns=$2 lif=$3 laddr=$4 rns=$5 rif=$6 raddr=$7 w="wan-$1"
+	ns_add "$w"
+	veth "$lns" "$lif" "$w" port-a
+	veth "$w" port-b "$rns" "$rif"
+	nsx "$lns" ip addr add "$laddr/24" dev "$lif"
+	nsx "$rns" ip addr add "$raddr/24" dev "$rif"
+	start "$w" "wanem-$name" "$RELAY" wanem run --a port-a --b port-b --control "$PERF_STATE/wanem/$name.sock" --seed "${PERF_SEED:-1}"
+	wait_for 10 "wanem $name control socket" test -S "$PERF_STATE/wanem/$name.sock"
+}
+
+# wan_set NAME ARGS...: change a WAN link at runtime (relay wanem set flags).
+wan_set() { local n=$1; shift; "$RELAY" wanem set --control "$PERF_STATE/wanem/$n.sock" "$@"; }
+wan_show() { "$RELAY" wanem show --control "$PERF_STATE/wanem/$1.sock"; }
+
+# wait_for SECONDS WHAT CMD...: poll CMD every 50 ms until it succeeds.
+wait_for() {
+	local secs=$1 what=$2; shift 2
+	local end=$(( $(date +%s) + secs ))
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$end" ] || die "timed out after ${secs}s waiting for $what"
+		sleep 0.05
+	done
+}
+
+now() { date +%s.%N; }
+
+# ---- relays ----------------------------------------------------------------
+
+# relay_config NAME MODE KEY EXPORTS OVERLAY PEER PEER_PUB PEER_PREFIXES DIRECT_EP CONSUMER_EP
+relay_config() {
+	local name=$1 mode=$2 key=$3 exports=$4 ovl=$5 peer=$6 pub=$7 prefixes=$8 direct=$9 consumer=${10}
+	cat <<YAML
+# generated by perf/lib.sh for testbed $PERF_PREFIX
+name: $name
+privateKeyFile: $key
+listenPort: $RELAY_PORT
+mode: $mode
+addresses: [$ovl/32]
+exports: [$exports]
+admin: $ADMIN
+log: {level: info, format: text}
+YAML
+	[ -z "$PERF_HEALTH" ] || echo "health: $PERF_HEALTH"
+	cat <<YAML
+peers:
+  - name: $peer
+    publicKey: $pub
+    prefixes: [$prefixes]
+    paths:
+      - {name: direct, endpoint: "$direct:$RELAY_PORT"}
+      - {name: consumer, endpoint: "$consumer:$RELAY_PORT"}
+YAML
+}
+
+relays_configure() {
+	local n
+	for n in provider-a provider-b; do
+		[ -f "$PERF_STATE/$n.key" ] || { "$RELAY" genkey >"$PERF_STATE/$n.key"; chmod 600 "$PERF_STATE/$n.key"; }
+	done
+	local pa pb
+	pa=$("$RELAY" pubkey <"$PERF_STATE/provider-a.key")
+	pb=$("$RELAY" pubkey <"$PERF_STATE/provider-b.key")
+	relay_config provider-a "$PERF_MODE_A" "$PERF_STATE/provider-a.key" "$PODS_A" "$OVL_A" \
+		provider-b "$pb" "$PODS_B, $OVL_B/32" "$AB_B" "$CB_B" >"$PERF_STATE/provider-a.yaml"
+	relay_config provider-b "$PERF_MODE_B" "$PERF_STATE/provider-b.key" "$PODS_B" "$OVL_B" \
+		provider-a "$pa" "$PODS_A, $OVL_A/32" "$AB_A" "$AC_A" >"$PERF_STATE/provider-b.yaml"
+	for n in provider-a provider-b; do
+		"$RELAY" check -c "$PERF_STATE/$n.yaml" >/dev/null || die "generated $n.yaml is invalid"
+	done
+}
+
+relays_start() {
+	start provider-a relay-a "$RELAY" run -c "$PERF_STATE/provider-a.yaml"
+	start provider-b relay-b "$RELAY" run -c "$PERF_STATE/provider-b.yaml"
+	wait_for 20 "relay A to reach B over the direct path" active_is provider-a direct
+	wait_for 20 "relay B to reach A over the direct path" active_is provider-b direct
+}
+
+relays_stop() { stop relay-a; stop relay-b; }
+
+# relay_status NS: the relay's /status document.
+relay_status() { nsx "$1" "$RELAY" status --admin "$ADMIN" --json; }
+# active_path NS: the active path of the relay's only peer ("" if none).
+active_path() { relay_status "$1" | jq -r '.peers[0].activePath'; }
+active_is() { [ "$(active_path "$1")" = "$2" ]; }
+relay_metrics() { nsx "$1" "$RELAY" status --admin "$ADMIN" --json >/dev/null && nsx "$1" curl -fsS "http://$ADMIN/metrics"; }
+
+# ---- topology --------------------------------------------------------------
+
+# perf_up builds the federation:
+#
+#   pod-a --- provider-a ==wan-ab== provider-b --- pod-b
+#                  \\                    //
+#                 wan-ac              wan-cb
+#                     \\              //
+#                       consumer (routes)
+#
+# Each wan-X namespace bridges two veths through `relay wanem`; the
+# consumer forwards between 192.168.20.0/24 and 192.168.30.0/24, and also
+# routes the pod CIDRs (Liqo's own consumer-centric path, which carries
+# traffic when the relay withdraws its routes).
+perf_up() {
+	mkdir -p "$PERF_STATE/wanem"
+	echo "$PERF_PREFIX" >"$PERF_STATE/prefix"
+	log "testbed $PERF_PREFIX: namespaces, WAN links, routes (state in $PERF_STATE)"
+	local n
+	for n in consumer provider-a provider-b pod-a pod-b; do ns_add "$n"; done
+	for n in consumer provider-a provider-b; do nsx "$n" sysctl -qw net.ipv4.ip_forward=1; done
+
+	wan_link ab provider-a wan-ab "$AB_A" provider-b wan-ab "$AB_B"
+	wan_link ac provider-a wan-ac "$AC_A" consumer wan-a "$AC_C"
+	wan_link cb consumer wan-b "$CB_C" provider-b wan-cb "$CB_B"
+	# The consumer path between the providers' WAN addresses.
+	nsx provider-a ip route add 192.168.30.0/24 via "$AC_C"
+	nsx provider-b ip route add 192.168.20.0/24 via "$CB_C"
+	# Pods: one namespace behind each provider.
+	veth provider-a pod pod-a eth0
+	nsx provider-a ip addr add "$POD_A_GW/24" dev pod
+	nsx pod-a ip addr add "$POD_A/24" dev eth0
+	nsx pod-a ip route add default via "$POD_A_GW"
+	veth provider-b pod pod-b eth0
+	nsx provider-b ip addr add "$POD_B_GW/24" dev pod
+	nsx pod-b ip addr add "$POD_B/24" dev eth0
+	nsx pod-b ip route add default via "$POD_B_GW"
+	# Liqo's consumer path for pod traffic (used when the relay withdraws).
+	nsx provider-a ip route add "$PODS_B" via "$AC_C"
+	nsx provider-b ip route add "$PODS_A" via "$CB_C"
+	nsx consumer ip route add "$PODS_A" via "$AC_A"
+	nsx consumer ip route add "$PODS_B" via "$CB_B"
+
+	wan_defaults
+	log "relays: A $PERF_MODE_A, B $PERF_MODE_B"
+	relays_configure
+	relays_start
+	log "testbed $PERF_PREFIX up"
+}
+
+# wan_defaults sets the default one-way delays, nothing else.
+wan_defaults() {
+	wan_set ab --reset --delay "$WAN_AB_DELAY"
+	wan_set ac --reset --delay "$WAN_AC_DELAY"
+	wan_set cb --reset --delay "$WAN_CB_DELAY"
+}
+
+# wan_zero removes every impairment.
+wan_zero() { local l; for l in ab ac cb; do wan_set "$l" --reset; done; }
+
+# perf_down stops everything of testbed PREFIX (default: ours) and removes
+# its namespaces and state. Safe to call twice, and on a half-built testbed.
+perf_down() {
+	local p=${1:-$PERF_PREFIX} n pid
+	for n in $(ip netns list | awk '{print $1}' | grep -E "^$p-" || true); do
+		for pid in $(ip netns pids "$n" 2>/dev/null); do kill -TERM "$pid" 2>/dev/null || true; done
+	done
+	# Relays remove their routes on SIGTERM; give them a moment, then kill.
+	for _ in $(seq 30); do
+		local left=0
+		for n in $(ip netns list | awk '{print $1}' | grep -E "^$p-" || true); do
+			[ -z "$(ip netns pids "$n" 2>/dev/null)" ] || left=1
+		done
+		[ $left = 1 ] || break
+		sleep 0.1
+	done
+	for n in $(ip netns list | awk '{print $1}' | grep -E "^$p-" || true); do
+		for pid in $(ip netns pids "$n" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+		ip netns del "$n" 2>/dev/null || true
+	done
+	case "/run/liqo-relay-perf/$p" in
+	/run/liqo-relay-perf/?*) rm -rf "/run/liqo-relay-perf/$p" ;;
+	esac
+	[ "$PERF_STATE" = "/run/liqo-relay-perf/$p" ] || [ "$p" != "$PERF_PREFIX" ] || rm -rf "$PERF_STATE"
+}
+
+# perf_trap: tear the testbed down when the calling script exits, however.
+perf_trap() { trap 'rc=$?; trap - EXIT INT TERM; perf_down; exit $rc' EXIT INT TERM; }
