@@ -237,6 +237,9 @@ func nsPumpUDP(dst, src net.Conn, f *nsUDPFlow, stop func()) {
 	for {
 		m, err := src.Read(buf)
 		if err != nil {
+			if nsTransientUDP(err) {
+				continue
+			}
 			return
 		}
 		f.touch(time.Now())
@@ -246,7 +249,7 @@ func nsPumpUDP(dst, src net.Conn, f *nsUDPFlow, stop func()) {
 	}
 }
 
-// nsTransientUDP reports write errors a UDP flow survives, such as a
+// nsTransientUDP reports errors a UDP flow survives, such as a
 // backend's ICMP port unreachable surfacing as ECONNREFUSED.
 func nsTransientUDP(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED)

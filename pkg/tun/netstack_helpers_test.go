@@ -138,7 +138,11 @@ func echoTCP(t testing.TB) uint16 {
 }
 
 func serveEcho(t testing.TB, ln net.Listener) uint16 {
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns = map[net.Conn]bool{}
+	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -147,6 +151,9 @@ func serveEcho(t testing.TB, ln net.Listener) uint16 {
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -160,6 +167,11 @@ func serveEcho(t testing.TB, ln net.Listener) uint16 {
 	}()
 	t.Cleanup(func() {
 		ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
 		wg.Wait()
 	})
 	return socksAddrPort(ln.Addr()).Port()

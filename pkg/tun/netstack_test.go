@@ -288,3 +288,55 @@ func TestNetstackDialErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestNetstackUDPToOwnAddressWithoutListener(t *testing.T) {
+	m := newTestMesh(t, nsTuned)
+	pc, err := m.b.ListenUDP(netip.MustParseAddrPort("10.0.0.2:53"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	servePacketEcho(t, pc)
+	closed, err := m.a.DialContext(testCtx(t), "udp", "10.0.0.2:9999")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closed.Close()
+	if _, err := closed.Write([]byte("anyone?")); err != nil {
+		t.Fatal(err)
+	}
+	// The links and b are FIFO: once the echo from port 53 is back, b's
+	// answer to the datagram for port 9999 has reached a before it.
+	open, err := m.a.DialContext(testCtx(t), "udp", "10.0.0.2:53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	udpEcho(t, open, []byte("marker"))
+	if got := m.a.stack.Stats().ICMP.V4.PacketsReceived.DstUnreachable.Value(); got != 1 {
+		t.Fatalf("a received %d ICMP destination unreachable, want 1 (port unreachable from b)", got)
+	}
+}
+
+// TestNetstackTCPSurvivesLoss guards the tuning: with 1% of the packets
+// towards b lost, a bulk transfer must still complete (gVisor's cubic with
+// SACK stalls here for good).
+func TestNetstackTCPSurvivesLoss(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	m := newLossyMesh(t, nsTuned, func() bool { return rng.Intn(100) == 0 })
+	ln, err := m.b.ListenTCP(netip.MustParseAddrPort("10.0.0.2:80"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveEcho(t, ln)
+	c, err := m.a.DialContext(testCtx(t), "tcp", "10.0.0.2:80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	msg := randBytes(9, 4<<20)
+	got, err := roundTripTCP(c, msg)
+	if err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("round trip under loss: %d of %d bytes back, err %v", len(got), len(msg), err)
+	}
+}
