@@ -66,6 +66,11 @@ func (d *Device) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 	if len(bufs) == 0 {
 		return 0, nil
 	}
+	select {
+	case <-d.closed: // checked first: queued packets are not read after Close
+		return 0, os.ErrClosed
+	default:
+	}
 	var pkt []byte
 	select {
 	case <-d.closed:

@@ -122,6 +122,12 @@ func TestCloseSemantics(t *testing.T) {
 	if err := <-done; !errors.Is(err, os.ErrClosed) {
 		t.Fatalf("blocked Read after Close: err = %v, want os.ErrClosed", err)
 	}
+	if _, err := b.Write([][]byte{{1}}, 0); err != nil { // queued for a, after a closed: dropped
+		t.Fatal(err)
+	}
+	if _, err := a.Read([][]byte{make([]byte, 100)}, make([]int, 1), 0); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Read after Close: err = %v, want os.ErrClosed", err)
+	}
 	if _, err := a.Write([][]byte{{1}}, 0); !errors.Is(err, os.ErrClosed) {
 		t.Fatalf("Write after Close: err = %v, want os.ErrClosed", err)
 	}
