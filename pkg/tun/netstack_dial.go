@@ -15,7 +15,9 @@ import (
 // DialContext connects from a local application into the mesh. network is
 // "tcp", "tcp4", "tcp6", "udp", "udp4" or "udp6"; address is a literal
 // "ip:port" (there is no resolver inside the mesh). The source address is the
-// first own address of the destination's family.
+// first own address of the destination's family. Nothing is looped back
+// locally: a dial to one of this stack's own addresses leaves through the
+// device like any other.
 func (n *Netstack) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	dst, err := netip.ParseAddrPort(address)
 	if err != nil {
