@@ -224,6 +224,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		case <-timer.C:
 		}
+		a.drainReplies()
 		now := a.clock.Now()
 		a.step(now)
 		d := a.mon.NextDeadline().Sub(now)
@@ -256,6 +257,21 @@ const (
 	minTimer = time.Millisecond
 	maxTimer = housekeepingInterval
 )
+
+// drainReplies handles every reply already queued before the machines
+// step: when the owner goroutine was held up (a loaded machine), the
+// replies that arrived meanwhile must count before any deadline does, or a
+// healthy path would be declared down for our own delay.
+func (a *Agent) drainReplies() {
+	for {
+		select {
+		case r := <-a.replyc:
+			a.onReply(r)
+		default:
+			return
+		}
+	}
+}
 
 // shutdown tears the data plane down. It runs once, on Run's way out.
 func (a *Agent) shutdown() {

@@ -54,8 +54,10 @@ func (o Options) withDefaults() Options {
 
 // Report is what a demo run measured.
 type Report struct {
-	Cuts          int
-	Interruptions []time.Duration // as the TCP application saw them
+	Cuts int
+	// Interruptions holds, per cut, the longest silence the TCP
+	// application saw (its echoes stopped arriving) around that cut.
+	Interruptions []time.Duration
 	Switches      []admin.Event   // provider-a's path switches for provider-b
 	Sent, Echoed  uint64
 }
@@ -105,8 +107,7 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 				cut = !cut
 				f.cutDirect(cut)
 				if cut {
-					rep.Cuts++
-					v.cuts++
+					v.cuts = append(v.cuts, now)
 					next = now.Add(o.Cut)
 					v.phase = fmt.Sprintf("direct A-B link CUT: traffic must move to the consumer path; restoring in %s", o.Cut)
 				} else {

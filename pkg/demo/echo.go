@@ -67,12 +67,18 @@ const streamInterval = 10 * time.Millisecond
 // messages missed in a row, well above the jitter of loopback.
 const gapThreshold = 3 * streamInterval
 
+// gap is a silence in the echo stream longer than gapThreshold.
+type gap struct {
+	start time.Time // when the last echo before the silence arrived
+	d     time.Duration
+}
+
 // streamStats is what the client measured.
 type streamStats struct {
-	Sent, Echoed  uint64
-	LastRTT       time.Duration
-	Interruptions []time.Duration
-	Stalled       time.Duration // current silence, 0 when flowing
+	Sent, Echoed uint64
+	LastRTT      time.Duration
+	Gaps         []gap
+	Stalled      time.Duration // current silence, 0 when flowing
 }
 
 // stream sends timestamped messages over conn and measures the echoes.
@@ -123,8 +129,8 @@ func (s *stream) receive() {
 		now := time.Now()
 		sent := time.Unix(0, int64(binary.BigEndian.Uint64(msg[8:])))
 		s.mu.Lock()
-		if gap := now.Sub(s.last); gap > gapThreshold && s.stats.Echoed > 0 {
-			s.stats.Interruptions = append(s.stats.Interruptions, gap-streamInterval)
+		if d := now.Sub(s.last); d > gapThreshold && s.stats.Echoed > 0 {
+			s.stats.Gaps = append(s.stats.Gaps, gap{start: s.last, d: d - streamInterval})
 		}
 		s.last = now
 		s.stats.Echoed++
@@ -137,11 +143,28 @@ func (s *stream) snapshot() streamStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
-	st.Interruptions = append([]time.Duration(nil), s.stats.Interruptions...)
+	st.Gaps = append([]gap(nil), s.stats.Gaps...)
 	if silence := time.Since(s.last); silence > gapThreshold {
 		st.Stalled = silence
 	}
 	return st
+}
+
+// interruptions returns, for each cut, the longest silence that began
+// between just before the cut and the next cut (or now): what the
+// application saw of that failover.
+func interruptions(gaps []gap, cuts []time.Time) []time.Duration {
+	out := make([]time.Duration, len(cuts))
+	for i, c := range cuts {
+		from := c.Add(-gapThreshold)
+		for _, g := range gaps {
+			if g.start.Before(from) || (i+1 < len(cuts) && !g.start.Before(cuts[i+1])) {
+				continue
+			}
+			out[i] = max(out[i], g.d)
+		}
+	}
+	return out
 }
 
 func (s *stream) close() {

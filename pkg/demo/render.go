@@ -17,7 +17,7 @@ type view struct {
 	f       *demoFederation
 	start   time.Time
 	phase   string
-	cuts    int
+	cuts    []time.Time
 	stream  *stream
 	seen    map[string]time.Time // per relay: newest event already printed
 	events  []string             // formatted, newest last
@@ -174,7 +174,7 @@ func (v *view) trafficBlock(b *strings.Builder) {
 		flow = v.c(red, fmt.Sprintf("stalled for %s", s.Stalled.Round(time.Millisecond)))
 	}
 	fmt.Fprintf(b, "  %s · echo RTT %s · sent %d · echoed %d\n", flow, s.LastRTT.Round(100*time.Microsecond), s.Sent, s.Echoed)
-	fmt.Fprintf(b, "  interruptions seen by the application: %s\n\n", fmtDurations(s.Interruptions))
+	fmt.Fprintf(b, "  longest silence per cut of the direct link: %s\n\n", fmtDurations(interruptions(s.Gaps, v.cuts)))
 }
 
 func fmtDurations(ds []time.Duration) string {
@@ -210,7 +210,7 @@ func (v *view) plain(now time.Time) {
 	}
 	if v.stream != nil {
 		s := v.stream.snapshot()
-		fmt.Fprintf(out, "app    %s  tcp echo rtt %s, sent %d, echoed %d, interruptions: %s\n", v.elapsed(now), s.LastRTT.Round(100*time.Microsecond), s.Sent, s.Echoed, fmtDurations(s.Interruptions))
+		fmt.Fprintf(out, "app    %s  tcp echo rtt %s, sent %d, echoed %d, longest silence per cut: %s\n", v.elapsed(now), s.LastRTT.Round(100*time.Microsecond), s.Sent, s.Echoed, fmtDurations(interruptions(s.Gaps, v.cuts)))
 	}
 }
 
@@ -224,15 +224,15 @@ func (v *view) final() {
 		io.WriteString(v.o.Out, b.String())
 	}
 	rep := v.report()
-	fmt.Fprintf(v.o.Out, "\nsummary: %d cut(s) of the direct link; %d messages sent, %d echoed; interruptions seen by the TCP application: %s\n",
+	fmt.Fprintf(v.o.Out, "\nsummary: %d cut(s) of the direct link; %d messages sent, %d echoed; longest silence the TCP application saw per cut: %s\n",
 		rep.Cuts, rep.Sent, rep.Echoed, fmtDurations(rep.Interruptions))
 }
 
 func (v *view) report() Report {
-	rep := Report{Cuts: v.cuts}
+	rep := Report{Cuts: len(v.cuts)}
 	if v.stream != nil {
 		s := v.stream.snapshot()
-		rep.Interruptions, rep.Sent, rep.Echoed = s.Interruptions, s.Sent, s.Echoed
+		rep.Interruptions, rep.Sent, rep.Echoed = interruptions(s.Gaps, v.cuts), s.Sent, s.Echoed
 	}
 	for _, e := range v.status["provider-a"].Events {
 		if e.Peer == "provider-b" {
