@@ -39,8 +39,16 @@ e2e: deps build
 demo: build
 	./$(BIN) demo
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./pkg/... ./test/...
+# bench runs every benchmark once, briefly (a few minutes in all). The TUN
+# pair (test/bench) needs root and compares with stock wireguard-go, which it
+# configures with wg(8): BENCH_DEBS are installed when root. For figures to
+# quote, use test/bench/rounds.sh (interleaved rounds, medians); see
+# docs/performance.md.
+BENCH_DEBS := wireguard-tools
+bench: deps
+	@if [ "$$(id -u)" = 0 ] && ! dpkg -s $(BENCH_DEBS) >/dev/null 2>&1; then \
+	  echo "installing: $(BENCH_DEBS)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BENCH_DEBS) >/dev/null; fi
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s -timeout 15m ./pkg/... ./test/...
 
 lint: fmt vet staticcheck
 
@@ -55,3 +63,4 @@ staticcheck:
 
 clean:
 	rm -rf bin
+include perf/perf.mk
