@@ -61,7 +61,7 @@ jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date 
 	            wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}},
 	  rttMs:{podToPodDirect:$d, podToPodConsumer:$c, underlayDirect:$ud, underlayConsumer:$uc},
 	  zeroDelay:{activePath:$pz, relayOverlay:$zr, underlay:$zu, podToPod:$zp,
-	             relayAddedMsP50:(($zr.p50 - $zu.p50)*1000|round/1000), relayAddedMsP99:(($zr.p99 - $zu.p99)*1000|round/1000)},
+	             relayAddedMsP50:(($zr.p50 - $zu.p50)*1000|round/1000), relayAddedMsMean:(($zr.mean - $zu.mean)*1000|round/1000)},
 	  directVsConsumerP50Ratio:(($c.p50 / $d.p50)*100|round/100)}' >"$PERF_RESULTS/$NAME.json"
 log "wrote $PERF_RESULTS/$NAME.json"
 jq -c '{direct:.rttMs.podToPodDirect.p50, consumer:.rttMs.podToPodConsumer.p50, relayAdded:.zeroDelay.relayAddedMsP50}' "$PERF_RESULTS/$NAME.json"

@@ -1,0 +1,24 @@
+# perf/perf.mk: targets of the WAN testbed (perf/README.md). Included by the
+# Makefile. Needs root: the testbed lives in network namespaces.
+#   make perf         every scenario, full length (under 30 minutes)
+#   make perf-quick   every scenario, short (under 5 minutes)
+#   make perf-down    remove any testbed left behind (perf/testbed.sh down all)
+PERF_DEBS := iproute2 iputils-ping iperf3 jq curl gnuplot-nox wireguard-tools
+
+.PHONY: perf perf-quick perf-deps perf-down
+
+perf-deps:
+	@missing=""; for p in $(PERF_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "missing Debian packages:$$missing (run as root)"; exit 1; fi; \
+	fi
+
+perf: perf-deps build
+	./perf/run-all.sh full
+
+perf-quick: perf-deps build
+	./perf/run-all.sh quick
+
+perf-down:
+	./perf/testbed.sh down all

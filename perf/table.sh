@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# perf/table.sh [MODE]: the results table (markdown) from
+# perf/results/*-MODE.json (default: quick).
+source "$(dirname "$0")/lib.sh"
+M=${1:-quick}
+R=$PERF_RESULTS
+f() { [ -f "$R/$1-$M.json" ] && echo "$R/$1-$M.json"; }
+na="not measured"
+fmt() { jq -r "$1 // \"$na\"" "$2" 2>/dev/null || echo "$na"; }
+
+lat=$(f latency) fo=$(f failover) tp=$(f throughput) fl=$(f flapping) ce=$(f wanem-ceiling)
+any=${lat:-${fo:-${tp:-${fl:-$ce}}}}
+[ -n "$any" ] || die "no results for mode $M in $R"
+echo "Measured $(jq -r .when "$any") on $(jq -r '"\(.machine.cpus) vCPU \(.machine.cpu), kernel \(.machine.kernel), load \(.machine.loadavg), commit \(.machine.commit)"' "$any"), with \`$(jq -r .command "$any")\`."
+echo
+echo "| what | result | target |"
+echo "|---|---|---|"
+if [ -n "$lat" ]; then
+	echo "| pod-to-pod RTT, direct path (A-B 10 ms one way) p50 / p99 | $(fmt '"\(.rttMs.podToPodDirect.p50) / \(.rttMs.podToPodDirect.p99) ms"' "$lat") | |"
+	echo "| pod-to-pod RTT, consumer path (25 + 25 ms one way) p50 / p99 | $(fmt '"\(.rttMs.podToPodConsumer.p50) / \(.rttMs.podToPodConsumer.p99) ms"' "$lat") | |"
+	echo "| relay's added RTT, no WAN delay, difference of medians / of means | $(fmt '"\(.zeroDelay.relayAddedMsP50) / \(.zeroDelay.relayAddedMsMean) ms"' "$lat") | |"
+fi
+if [ -n "$tp" ]; then
+	for k in veth wireguard-go relay-tun relay-tun-translated relay-netstack limited-direct limited-consumer; do
+		echo "| TCP goodput $k (median) | $(fmt ".mbps[\"$k\"] | if . then \"\(.p50|round) Mbit/s (n=\(.n), \(.min|round)..\(.max|round))\" else null end" "$tp") | |"
+	done
+	echo "| relay TUN / stock wireguard-go (medians) | $(fmt '.relayTunVsWireguardGoP50' "$tp") | ≥ 0.95 |"
+fi
+for fo in "$R/failover-$M.json" "$R"/failover-probe-*.json; do
+	[ -f "$fo" ] || continue
+	echo "| failover $(jq -r '.name' "$fo") ($(jq -r '.settings.health | if . == "" then "default probes: 100ms x 3" else . end' "$fo")): interruption median / p95 / max over $(jq -r .settings.cuts "$fo") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$fo") | median ≤ 350 ms |"
+	echo "| failover $(jq -r '.name' "$fo"): failback after restore, median | $(fmt '"\(.summary.failbackAfterRestoreMs.p50) ms; packets lost at failback: max gap \(.summary.failbackInterruptionMaxMs) ms"' "$fo") | |"
+done
+if [ -n "$fl" ]; then
+	echo "| path switches, flapping direct link ($(jq -r .settings.seconds "$fl") s): ours / naive | $(fmt '"\(.lowestCost.switches) / \(.naive.switches) (stream loss \(.lowestCost.stream.loss) / \(.naive.stream.loss))"' "$fl") | ours ≪ naive |"
+fi
+if [ -n "$ce" ]; then
+	echo "| wanem ceiling, TCP (veth for reference) | $(fmt '"\(.tcpMbps.wanem.p50|round) Mbit/s (\(.tcpMbps.veth.p50|round))"' "$ce") | above any emulated rate |"
+	echo "| wanem ceiling, UDP 64-byte packets (veth) | $(fmt '"\(.udpPps.wanem.p50|round) pps (\(.udpPps.veth.p50|round))"' "$ce") | |"
+fi
