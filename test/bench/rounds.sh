@@ -12,6 +12,8 @@ rounds=${1:-7}
 ns_time=${2:-1500x}
 tun_time=${3:-3000x}
 out=${OUT:-/tmp/relay-rounds.txt}
+# Pairs compared round by round, A:B (benchmark names without "Benchmark").
+PAIRS=${PAIRS:-"NetstackPair/wg-stock/tcp:NetstackPair/wg-multipath/tcp NetstackPair/wg-stock/tcp:NetstackPair/relay/tcp NetstackPair/relay/tcp:NetstackPair/relay-translated/tcp NetstackPair/relay/tcp:NetstackPair/relay-linkem/tcp TUNPair/wireguard-go/tcp:TUNPair/relay/tcp TUNPair/relay/tcp:TUNPair/relay-translated/tcp"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/agent.test" ./pkg/agent
@@ -19,11 +21,38 @@ go test -c -o "$tmp/bench.test" ./test/bench
 : >"$out"
 for i in $(seq "$rounds"); do
 	echo "round $i/$rounds" >&2
-	(cd pkg/agent && "$tmp/agent.test" -test.run '^$' -test.bench NetstackPair -test.benchtime "$ns_time") | grep MB/s >>"$out" || true
-	(cd test/bench && "$tmp/bench.test" -test.run '^$' -test.bench TUNPair -test.benchtime "$tun_time") | grep MB/s >>"$out" || true
+	(cd pkg/agent && "$tmp/agent.test" -test.run '^$' -test.bench NetstackPair -test.benchtime "$ns_time") | grep MB/s | sed "s/^/r$i /" >>"$out" || true
+	(cd test/bench && "$tmp/bench.test" -test.run '^$' -test.bench TUNPair -test.benchtime "$tun_time") | grep MB/s | sed "s/^/r$i /" >>"$out" || true
 done
-# name, then the MB/s column; median per name.
-awk '{for (i = 1; i <= NF; i++) if ($i == "MB/s") print $1, $(i-1)}' "$out" | sort -k1,1 -k2,2g |
-	awk '{v[$1] = v[$1] " " $2; n[$1]++}
-	END {for (k in v) {split(substr(v[k], 2), a, " "); m = (n[k] % 2) ? a[(n[k]+1)/2] : (a[n[k]/2] + a[n[k]/2+1]) / 2;
-		printf "%-48s median %8.1f MB/s  (n=%d, min %s, max %s)\n", k, m, n[k], a[1], a[n[k]]}}' | sort
+# Per benchmark: the median MB/s and CPU ns per byte over the rounds. Per
+# pair (B against A, run minutes apart within a round): the median of the
+# per-round ratios B/A, which cancels load that drifts between rounds.
+awk -v pairs="$PAIRS" '
+function median(list,   a, n, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	return (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+}
+{
+	round = $1; name = $2; sub(/-[0-9]+$/, "", name)
+	for (i = 3; i <= NF; i++) {
+		if ($i == "MB/s") { mb[name] = mb[name] " " $(i-1); r_mb[round, name] = $(i-1) }
+		if ($i ~ /ns\/B$/) { cpu[name] = cpu[name] " " $(i-1); r_cpu[round, name] = $(i-1) }
+	}
+	rounds[round] = 1; names[name] = 1
+}
+END {
+	printf "%-44s %12s %14s %4s\n", "benchmark", "median MB/s", "median cpu-ns/B", "n"
+	for (k in names) printf "%-44s %12.1f %14s %4d\n", k, median(mb[k]), (k in cpu) ? sprintf("%.2f", median(cpu[k])) : "-", split(mb[k], x, " ") | "sort"
+	close("sort")
+	print ""
+	np = split(pairs, pl, " ")
+	for (p = 1; p <= np; p++) {
+		split(pl[p], ab, ":"); a = "Benchmark" ab[1]; b = "Benchmark" ab[2]; rm = ""; rc = ""
+		for (r in rounds) {
+			if (((r, a) in r_mb) && ((r, b) in r_mb)) rm = rm " " r_mb[r, b] / r_mb[r, a]
+			if (((r, a) in r_cpu) && ((r, b) in r_cpu)) rc = rc " " r_cpu[r, b] / r_cpu[r, a]
+		}
+		if (rm != "") printf "%s vs %s: median per-round ratio MB/s %.3f, cpu-ns/B %s\n", ab[2], ab[1], median(rm), (rc != "") ? sprintf("%.3f", median(rc)) : "-"
+	}
+}' "$out"
