@@ -443,8 +443,11 @@ func (n *Netstack) Close() error {
 		for f := range flows {
 			f.close()
 		}
-		n.wg.Wait()
+		// Close the stack before waiting: a forwarder goroutine may be in
+		// the middle of a peer's TCP handshake (CreateEndpoint), which only
+		// the stack can abort; WireGuard no longer delivers the final ACK.
 		n.stack.Close()
+		n.wg.Wait()
 		n.stack.RemoveNIC(nsNICID)
 		n.ep.Close()
 		n.stack.Wait()
