@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/liqo-relay/relay/pkg/admin"
+)
+
+// The failover scenario of issue 3: ten cuts of the direct path, each
+// held for failoverHold and at least failoverSpacing apart (a path cut
+// every 10 s or more slowly is never dampened with the default settings,
+// see docs/config.md, so every cut is a plain failover and failback).
+const (
+	streamInterval  = 5 * time.Millisecond
+	failoverCuts    = 10
+	failoverHold    = 5 * time.Second
+	failoverSpacing = 10 * time.Second
+	// failbackSettle is the least time between the failback and the next
+	// cut, so that each failback is measured in its own window.
+	failbackSettle = time.Second
+
+	// Generous bounds (the defaults detect a dead path in 300 ms and fail
+	// back 3 s after the path is up): only a broken relay misses them.
+	switchWithin   = 5 * time.Second
+	resumeWithin   = 5 * time.Second
+	failbackWithin = 10 * time.Second
+)
+
+// cutsEnv overrides the number of cuts (for a quick look while working on
+// the test; the issue's scenario is ten).
+const cutsEnv = "RELAY_E2E_CUTS"
+
+// TestE2EFailover: a UDP stream from pod A to an echo server in pod B runs
+// while the direct A-B path is blackholed and restored ten times. Each cut
+// must move A's active path for B to `consumer` and the stream must resume;
+// each restore must bring it back to `direct`. Every interruption is
+// measured and reported (median, p95, max; the issue's target is a median
+// of at most 350 ms with the default settings, a figure to read, not an
+// assertion), and written to $RELAY_E2E_RESULTS if set.
+//
+// The stream is echoed rather than one-way so that one clock measures it
+// and so that it needs both relays to fail over, as a pod's TCP connection
+// does. The cut is a silent blackhole with the link up (see blackhole.go):
+// a link-down would flush routes and fail sends locally, an easier failure
+// than a WAN path that just stops delivering.
+func TestE2EFailover(t *testing.T) {
+	cuts := failoverCuts
+	if v := os.Getenv(cutsEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a positive number", cutsEnv, v)
+		}
+		cuts = n
+	}
+	top := NewTopology(t, Options{})
+	// The namespaces' links have no latency and the kernel may lack netem:
+	// the default consumer bias (5 ms) is what makes direct the better path
+	// and gives failback a reason.
+	ra, rb := top.Relays(t, RelaySpec{}, RelaySpec{})
+	ra.Start()
+	rb.Start()
+	ra.WaitActive("direct", 15*time.Second)
+	rb.WaitActive("direct", 15*time.Second)
+
+	startUDPEcho(t, top.B.Pod, fmt.Sprintf("%s:%d", top.B.PodIP, streamPort))
+	stream := StartStream(t, top.A.Pod, fmt.Sprintf("%s:%d", top.B.PodIP, streamPort), streamInterval)
+	if _, err := stream.WaitAnsweredAfter(time.Now(), 5*time.Second); err != nil {
+		t.Fatalf("the stream does not flow before any cut: %v", err)
+	}
+	// A second of undisturbed stream: the machine's noise floor.
+	time.Sleep(time.Second)
+
+	method := BlackholeMethod()
+	t.Logf("cutting the direct path %d times by %s, %v each, at least %v apart; stream every %v",
+		cuts, method, failoverHold, failoverSpacing, streamInterval)
+	cycles := make([]Cycle, 0, cuts)
+	for i := 1; i <= cuts; i++ {
+		cut := time.Now()
+		top.BlackholeDirect(t)
+		cutCmd := time.Since(cut)
+		ra.WaitActive("consumer", switchWithin)
+		seen := time.Since(cut)
+		resumed, err := stream.WaitAnsweredAfter(cut.Add(cutCmd), resumeWithin)
+		if err != nil {
+			t.Fatalf("cut %d: the stream did not resume over the consumer path: %v", i, err)
+		}
+		time.Sleep(time.Until(cut.Add(failoverHold)))
+
+		restore := time.Now()
+		top.UnblackholeDirect(t)
+		ra.WaitActive("direct", failbackWithin)
+		back := time.Since(restore)
+		// B fails back too, so that every cycle starts from the same state.
+		rb.WaitActive("direct", failbackWithin)
+		cycles = append(cycles, Cycle{Cut: cut, Restore: restore})
+		t.Logf("cut %d: status showed consumer after %v, first echo sent after the cut came back after %v; direct again %v after the restore",
+			i, seen.Round(time.Millisecond), resumed.Sub(cut).Round(time.Millisecond), back.Round(time.Millisecond))
+		if i < cuts {
+			next := cut.Add(failoverSpacing)
+			if settled := time.Now().Add(failbackSettle); settled.After(next) {
+				next = settled
+			}
+			time.Sleep(time.Until(next))
+		} else {
+			time.Sleep(failbackSettle)
+		}
+	}
+	end := time.Now()
+	stream.Stop()
+
+	samples := stream.Samples()
+	results := Analyze(samples, cycles, end)
+	events := status(t, ra).Events
+	attachEvents(results, cycles, events, top.B.Name)
+	var inter, lostPer, sw, fb []float64
+	for _, r := range results {
+		t.Logf("cut %2d: interruption %7.1f ms, lost %3d; relay A switched after %6.1f ms, failed back %6.1f ms after the restore (interruption %5.1f ms, lost %d)",
+			r.Index, r.InterruptionMs, r.Lost, r.SwitchMs, r.FailbackMs, r.FailbackInterruptionMs, r.FailbackLost)
+		inter = append(inter, r.InterruptionMs)
+		lostPer = append(lostPer, float64(r.Lost))
+		if r.SwitchMs >= 0 {
+			sw = append(sw, r.SwitchMs)
+		}
+		if r.FailbackMs >= 0 {
+			fb = append(fb, r.FailbackMs)
+		}
+	}
+	out := FailoverResults{
+		Test: t.Name(), IntervalMs: ms(streamInterval), Cut: "direct A-B path, " + method,
+		BaselineMs:   Baseline(samples, cycles[0].Cut),
+		Interruption: Summarize(inter), Lost: Summarize(lostPer),
+		Switch: Summarize(sw), Failback: Summarize(fb),
+		Sent: len(samples.Sent), WriteErrors: samples.WriteErrs, Cuts: results,
+	}
+	t.Logf("interruption over %d cuts: median %.1f ms, p95 %.1f ms, max %.1f ms (target: median <= 350 ms); noise floor before the cuts %.1f ms",
+		len(results), out.Interruption.Median, out.Interruption.P95, out.Interruption.Max, out.BaselineMs)
+	t.Logf("lost per cut: median %.0f, p95 %.0f, max %.0f (of one every %v); relay A's switch after the cut: median %.1f ms, max %.1f ms",
+		out.Lost.Median, out.Lost.P95, out.Lost.Max, streamInterval, out.Switch.Median, out.Switch.Max)
+	if path, err := writeResults(out); err != nil {
+		t.Error(err)
+	} else if path != "" {
+		t.Logf("results written to %s", path)
+	}
+
+	// Every cut is a failover for reason `down` and every restore a
+	// failback; none is dampened at this pace.
+	for _, ev := range events {
+		if ev.Reason == "dampened" {
+			t.Errorf("a path was dampened at one cut every %v or more: %+v", failoverSpacing, ev)
+		}
+	}
+	for _, r := range results {
+		if r.SwitchMs < 0 || r.FailbackMs < 0 {
+			t.Errorf("cut %d: relay A's events lack the switch (%.0f) or the failback (%.0f); events:\n%s",
+				r.Index, r.SwitchMs, r.FailbackMs, formatEvents(events))
+		}
+	}
+	ra.Stop()
+	rb.Stop()
+}
+
+// attachEvents fills in SwitchMs and FailbackMs from relay A's switch
+// events for peer: the first switch to consumer for reason `down` after
+// each cut (before the restore), and the first switch back to direct for
+// reason `failback` after the restore.
+func attachEvents(results []CutResult, cycles []Cycle, events []admin.Event, peer string) {
+	for i, c := range cycles {
+		next := time.Time{}
+		if i+1 < len(cycles) {
+			next = cycles[i+1].Cut
+		}
+		for _, ev := range events {
+			if ev.Peer != peer || ev.At.Before(c.Cut) || (!next.IsZero() && !ev.At.Before(next)) {
+				continue
+			}
+			switch {
+			case ev.To == "consumer" && ev.Reason == "down" && ev.At.Before(c.Restore) && results[i].SwitchMs < 0:
+				results[i].SwitchMs = ms(ev.At.Sub(c.Cut))
+			case ev.To == "direct" && ev.Reason == "failback" && !ev.At.Before(c.Restore) && results[i].FailbackMs < 0:
+				results[i].FailbackMs = ms(ev.At.Sub(c.Restore))
+			}
+		}
+	}
+}
+
+func formatEvents(events []admin.Event) string {
+	var s string
+	for _, ev := range events {
+		s += fmt.Sprintf("  %s %s: %q -> %q (%s)\n", ev.At.Format("15:04:05.000"), ev.Peer, ev.From, ev.To, ev.Reason)
+	}
+	return s
+}
+
+// restartWithin bounds the time from a peer's restart to traffic flowing
+// again. WireGuard alone cannot meet it: the stale session's keepalives
+// and data go unanswered, and its handshake is retried only after
+// REKEY_TIMEOUT (5 s) plus jitter; the relay sees the new boot epoch in
+// the first probe answer and starts a handshake at once. Generous against
+// that (the expected figure is well under a second).
+const restartWithin = 4 * time.Second
+
+// TestE2EPeerRestart: while a stream runs from pod A to pod B, relay B is
+// killed (kill -9) and started again with the same key. The host's own
+// routes between the pods (Liqo's consumer path) are removed first, so the
+// stream can only flow through the relays. The time from B's restart to
+// the first echo of a datagram sent after it is measured and reported;
+// only a generous bound is asserted.
+func TestE2EPeerRestart(t *testing.T) {
+	top := NewTopology(t, Options{})
+	top.A.NS.Run(t, "ip", "route", "del", top.B.PodCIDR, "via", cA)
+	top.B.NS.Run(t, "ip", "route", "del", top.A.PodCIDR, "via", cB)
+	ra, rb := top.Relays(t, RelaySpec{}, RelaySpec{})
+	ra.Start()
+	rb.Start()
+	ra.WaitActive("direct", 15*time.Second)
+	rb.WaitActive("direct", 15*time.Second)
+
+	startUDPEcho(t, top.B.Pod, fmt.Sprintf("%s:%d", top.B.PodIP, streamPort))
+	stream := StartStream(t, top.A.Pod, fmt.Sprintf("%s:%d", top.B.PodIP, streamPort), streamInterval)
+	if _, err := stream.WaitAnsweredAfter(time.Now(), 5*time.Second); err != nil {
+		t.Fatalf("the stream does not flow before the restart: %v", err)
+	}
+
+	if err := rb.Proc.Stop(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 relay B: %v", err)
+	}
+	killed := time.Now()
+	// A notices (its probes go unanswered); the restart then starts from
+	// a peer A knows to be gone, as after a real crash and reschedule.
+	waitFor(t, 10*time.Second, "provider-a finds provider-b unreachable", func() (bool, string) {
+		ps, err := ra.PeerStatus()
+		if err != nil {
+			return false, err.Error()
+		}
+		return !ps.Reachable, "active " + ps.ActivePath
+	})
+	if _, err := stream.WaitAnsweredAfter(time.Now(), 500*time.Millisecond); err == nil {
+		t.Fatal("the stream still flows with relay B dead and no host routes: it does not go through the relays")
+	}
+
+	restart := time.Now()
+	rb.Start()
+	ready := time.Now()
+	at, err := stream.WaitAnsweredAfter(restart, 15*time.Second)
+	if err != nil {
+		t.Fatalf("traffic did not resume after relay B's restart: %v", err)
+	}
+	took := at.Sub(restart)
+	t.Logf("relay B restarted %v after kill -9; traffic flowed again %v after the restart (%v after its admin server answered)",
+		restart.Sub(killed).Round(time.Millisecond), took.Round(time.Millisecond), at.Sub(ready).Round(time.Millisecond))
+	if took > restartWithin {
+		t.Errorf("traffic resumed %v after relay B's restart, want under %v (WireGuard's own retry is 5 s)", took.Round(time.Millisecond), restartWithin)
+	}
+	ra.WaitActive("direct", 15*time.Second)
+	stream.Stop()
+	ra.Stop()
+	rb.Stop()
+}
