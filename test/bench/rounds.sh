@@ -19,10 +19,29 @@ trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/agent.test" ./pkg/agent
 go test -c -o "$tmp/bench.test" ./test/bench
 : >"$out"
+# One process per variant, in an order rotated every round: a variant that
+# runs after another in the same process measures slower (the first one's
+# heap and stacks are still being collected), and the machine's load
+# drifts.
+runs=(
+	"agent NetstackPair/^relay$ $ns_time"
+	"agent NetstackPair/^relay-translated$ $ns_time"
+	"agent NetstackPair/^relay-linkem$ $ns_time"
+	"agent NetstackPair/^wg-stock$ $ns_time"
+	"agent NetstackPair/^wg-multipath$ $ns_time"
+	"bench TUNPair/^relay$ $tun_time"
+	"bench TUNPair/^relay-translated$ $tun_time"
+	"bench TUNPair/^wireguard-go$ $tun_time"
+	"bench TUNPair/^routed$ $tun_time"
+)
 for i in $(seq "$rounds"); do
 	echo "round $i/$rounds" >&2
-	(cd pkg/agent && "$tmp/agent.test" -test.run '^$' -test.bench NetstackPair -test.benchtime "$ns_time") | grep MB/s | sed "s/^/r$i /" >>"$out" || true
-	(cd test/bench && "$tmp/bench.test" -test.run '^$' -test.bench TUNPair -test.benchtime "$tun_time") | grep MB/s | sed "s/^/r$i /" >>"$out" || true
+	for j in $(seq 0 $((${#runs[@]} - 1))); do
+		read -r pkg sel bt <<<"${runs[$(((i + j) % ${#runs[@]}))]}"
+		dir=pkg/agent
+		[ "$pkg" = bench ] && dir=test/bench
+		(cd "$dir" && "$tmp/$pkg.test" -test.run '^$' -test.bench "$sel" -test.benchtime "$bt") | grep MB/s | sed "s/^/r$i /" >>"$out" || true
+	done
 done
 # Per benchmark: the median MB/s and CPU ns per byte over the rounds. Per
 # pair (B against A, run minutes apart within a round): the median of the
