@@ -61,7 +61,9 @@ failover_report() {
 	jq -r '.interruptionMs' "$W/percut.jsonl" >"$W/intr"
 	jq -r '.failbackAfterMs // empty' "$W/percut.jsonl" >"$W/fb"
 	jq -r '.switchAfterMs // empty' "$W/percut.jsonl" >"$W/sw"
-	mkdir -p "$PERF_RESULTS"
+	mkdir -p "$PERF_RESULTS/raw/$name"
+	# Raw data, for a second look (not committed).
+	cp "$W/cuts" "$W/events" "$W/samples" "$W/gaps" "$W/switches" "$PERF_RESULTS/raw/$name/"
 	jq -n --arg name "$name" --argjson machine "$(machine_json)" --slurpfile cuts "$W/percut.jsonl" \
 		--argjson intr "$(stats_json "$W/intr")" --argjson fb "$(stats_json "$W/fb")" --argjson sw "$(stats_json "$W/sw")" \
 		--argjson settings "$settings" --argjson iv "$interval_ms" \

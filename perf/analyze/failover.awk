@@ -1,31 +1,32 @@
 # failover.awk: interruptions of a packet stream around link cuts.
 # Input 1 (cuts): "i t_cut t_restore" per cut. Input 2 (samples, sorted by
 # seq): "seq send_time recv_time rtt_ms" of every answered packet.
-# For each cut: the gap in send times between the last answered packet
-# sent before the cut and the first one after it, less one sending interval
-# (0 when nothing was lost), and the packets lost in it; then the largest
-# gap while failing back (after the restore, before the next cut), and all
-# packets lost from the cut to the next cut.
+# For each cut: the largest gap in send times between consecutive answered
+# packets that starts between just before the cut (SLACK seconds: replies
+# still in flight when the cut came are lost too) and the restore, less
+# one sending interval, and the packets lost in it; this does not depend on
+# exactly when the cut took effect. Then the largest gap that starts after
+# the restore and ends before the next cut (failing back), and every packet
+# lost from the cut to the next cut.
 # Output: "i interruption_ms lost failback_interruption_ms lost_total".
+BEGIN { if (SLACK == "") SLACK = 0.5 }
 FNR == NR { nc++; ct[nc] = $2; rt[nc] = $3; next }
 { ns++; sq[ns] = $1; st[ns] = $2 }
 END {
-	# The sending interval: the median spacing of consecutive sequence numbers.
-	m = 0
-	for (k = 2; k <= ns; k++) if (sq[k] == sq[k-1] + 1) d[++m] = st[k] - st[k-1]
-	for (i = 2; i <= m; i++) { x = d[i]; for (j = i - 1; j >= 1 && d[j] > x; j--) d[j+1] = d[j]; d[j+1] = x }
-	iv = m ? d[int((m + 1) / 2)] : 0.005
+	# The sending interval: ping sends at a fixed rate, so the mean spacing
+	# of sequence numbers over the whole stream.
+	iv = (ns > 1 && sq[ns] > sq[1]) ? (st[ns] - st[1]) / (sq[ns] - sq[1]) : 0.005
 	printf "# interval_ms %.3f\n", iv * 1000
 	for (c = 1; c <= nc; c++) {
 		end = (c < nc) ? ct[c+1] : 1e18
 		gap = 0; lost = 0; fb = 0; tot = 0
 		for (k = 2; k <= ns; k++) {
-			if (st[k] <= ct[c] || st[k] >= end) continue
+			if (st[k-1] < ct[c] - SLACK || st[k] >= end) continue
 			g = st[k] - st[k-1] - iv; l = sq[k] - sq[k-1] - 1
 			if (g < 0 || l == 0) g = 0
-			tot += l
-			if (st[k-1] <= ct[c]) { gap = g; lost = l }
-			else if (st[k-1] >= rt[c] && g > fb) fb = g
+			if (st[k] > ct[c]) tot += l
+			if (st[k-1] < rt[c]) { if (g > gap) { gap = g; lost = l } }
+			else if (g > fb) fb = g
 		}
 		printf "%d %.1f %d %.1f %d\n", c, gap * 1000, lost, fb * 1000, tot
 	}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# perf/analyze/test.sh: checks of the analysis scripts on synthetic input
+# (no root, no testbed). Exit 1 on the first wrong answer.
+set -o errexit -o nounset -o pipefail
+A=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# stats.awk: nearest-rank percentiles.
+got=$(seq 1 100 | awk -f "$A/stats.awk" | jq -c '[.n, .min, .p50, .p95, .max]')
+[ "$got" = "[100,1,50,95,100]" ] || fail "stats.awk on 1..100: $got"
+got=$(: | awk -f "$A/stats.awk" | jq -c '.n')
+[ "$got" = 0 ] || fail "stats.awk on nothing: $got"
+
+# ping.awk: unwraps icmp_seq past 65535, send time = receive time - RTT.
+printf '[100.010000] 64 bytes from 10.20.1.2: icmp_seq=65535 ttl=62 time=10.0 ms\n[100.020000] 64 bytes from 10.20.1.2: icmp_seq=0 ttl=62 time=10.0 ms\n[100.030000] 64 bytes from 10.20.1.2: icmp_seq=1 ttl=62 time=10.0 ms\n' >"$T/ping"
+got=$(awk -f "$A/ping.awk" "$T/ping" | awk '{print $1, $2}' | tr '\n' ' ')
+[ "$got" = "65535 100.000000 65536 100.010000 65537 100.020000 " ] || fail "ping.awk wrap: $got"
+
+# failover.awk: a stream every 10 ms from t=1000; cut 1 at 1002.000 loses
+# seqs 201..240 (400 ms), but the loss starts 30 ms late (the cut took
+# effect late); the failback loses 251..252 (20 ms) after the restore at
+# 1002.5; cut 2 at 1010 loses nothing.
+awk 'BEGIN { for (s = 0; s < 1500; s++) { if ((s >= 203 && s <= 242) || s == 261 || s == 262) continue; t = 1000 + s * 0.01; printf "%d %.6f %.6f 20\n", s, t, t + 0.02 } }' >"$T/samples"
+printf '1 1002.0 1002.5\n2 1010.0 1011.0\n' >"$T/cuts"
+awk -f "$A/failover.awk" "$T/cuts" "$T/samples" >"$T/out"
+got=$(grep -v '^#' "$T/out" | tr '\n' ' ')
+[ "$got" = "1 400.0 40 20.0 42 2 0.0 0 0.0 0 " ] || fail "failover.awk: $got"
+grep -q '^# interval_ms 10.000' "$T/out" || fail "failover.awk interval: $(head -1 "$T/out")"
+echo "perf/analyze: ok"
