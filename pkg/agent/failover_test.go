@@ -135,12 +135,10 @@ wait:
 			t.Logf("%s after the cut: %d of %d bytes; A via %s tx %d rx %d; B via %s tx %d rx %d",
 				time.Since(cutAt).Round(time.Millisecond), progress.Load(), size, pa.ActivePath, pa.TxBytes, pa.RxBytes, pb.ActivePath, pb.TxBytes, pb.RxBytes)
 		case <-deadline:
-			// Seen in about one run in three: the netstack's TCP sender
-			// (gVisor, RACK loss detection with SACK) recovers the window
-			// lost in the cut at a few segments a second. Turning RACK off
-			// in pkg/tun's tuning cures it (18 of 18 runs) but costs 5x
-			// under random loss (BenchmarkNetstackTCP/tuned/lossy1pct).
-			t.Fatalf("transfer did not complete within %s of the cut: %d of %d bytes (a crawl after the cut is the gVisor RACK/TLP recovery problem, see the comment)",
+			// A crawl after the cut (a few KB/s) is the netstack's TCP
+			// recovering a burst loss badly: see the RACK note in
+			// pkg/tun/netstack_tune.go.
+			t.Fatalf("transfer did not complete within %s of the cut: %d of %d bytes (see the comment)",
 				3*waitTimeout, progress.Load(), size)
 		}
 	}
