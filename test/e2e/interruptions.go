@@ -152,18 +152,22 @@ func nearestRank(sorted []float64, p float64) float64 {
 
 // FailoverResults is the JSON written to $RELAY_E2E_RESULTS.
 type FailoverResults struct {
-	Test         string      `json:"test"`
-	IntervalMs   float64     `json:"intervalMs"`
-	Cut          string      `json:"cut"`        // how the path was cut
-	Health       string      `json:"health"`     // relay health settings ("" = defaults)
-	BaselineMs   float64     `json:"baselineMs"` // longest silence before the first cut
-	Interruption Summary     `json:"interruptionMs"`
-	Lost         Summary     `json:"lostPerCut"`
-	Switch       Summary     `json:"switchMs"`
-	Failback     Summary     `json:"failbackMs"`
-	Sent         int         `json:"sent"`
-	WriteErrors  int         `json:"writeErrors"`
-	Cuts         []CutResult `json:"cuts"`
+	Test         string  `json:"test"`
+	IntervalMs   float64 `json:"intervalMs"`
+	Cut          string  `json:"cut"`        // how the path was cut
+	Health       string  `json:"health"`     // relay health settings ("" = defaults)
+	BaselineMs   float64 `json:"baselineMs"` // longest silence before the first cut
+	Interruption Summary `json:"interruptionMs"`
+	Lost         Summary `json:"lostPerCut"`
+	Switch       Summary `json:"switchMs"`
+	Failback     Summary `json:"failbackMs"`
+	Sent         int     `json:"sent"`
+	WriteErrors  int     `json:"writeErrors"`
+	// UnexpectedSwitches counts relay A's switches that no cut or restore
+	// explains; Dampened its switches for reason `dampened`.
+	UnexpectedSwitches int         `json:"unexpectedSwitches"`
+	Dampened           int         `json:"dampened"`
+	Cuts               []CutResult `json:"cuts"`
 }
 
 // resultsEnv names the file the failover results go to, if set.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -97,8 +98,15 @@ func TestAttachEvents(t *testing.T) {
 		{At: at(11400), Peer: "b", From: "direct", To: "consumer", Reason: "down"},
 		// No failback after the second restore.
 	}
+	spurious := append(slices.Clone(events), admin.Event{At: at(12000), Peer: "b", From: "consumer", To: "direct", Reason: "down"})
+	if n := attachEvents([]CutResult{{SwitchMs: -1, FailbackMs: -1}, {SwitchMs: -1, FailbackMs: -1}}, cycles, spurious, "b"); n != 1 {
+		t.Errorf("%d unexpected switches with a spurious down, want 1", n)
+	}
 	results := []CutResult{{SwitchMs: -1, FailbackMs: -1}, {SwitchMs: -1, FailbackMs: -1}}
-	attachEvents(results, cycles, events, "b")
+	// The initial switch comes before the first cut and is not counted.
+	if n := attachEvents(results, cycles, events, "b"); n != 0 {
+		t.Errorf("%d unexpected switches, want 0", n)
+	}
 	if r := results[0]; r.SwitchMs != 320 || r.FailbackMs != 3100 {
 		t.Errorf("cut 1: switch %v ms, failback %v ms; want 320, 3100", r.SwitchMs, r.FailbackMs)
 	}
