@@ -3,9 +3,10 @@
 #   make perf         every scenario, full length (under 30 minutes)
 #   make perf-quick   every scenario, short (under 5 minutes)
 #   make perf-down    remove any testbed left behind (perf/testbed.sh down all)
+#   make perf-check   syntax of every script, analysis checks on synthetic data (no root)
 PERF_DEBS := iproute2 iputils-ping iperf3 jq curl gnuplot-nox wireguard-tools
 
-.PHONY: perf perf-quick perf-deps perf-down
+.PHONY: perf perf-quick perf-deps perf-down perf-check
 
 perf-deps:
 	@missing=""; for p in $(PERF_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -22,3 +23,7 @@ perf-quick: perf-deps build
 
 perf-down:
 	./perf/testbed.sh down all
+
+perf-check:
+	@for f in perf/*.sh perf/scenarios/*.sh perf/analyze/*.sh; do bash -n $$f || exit 1; done
+	./perf/analyze/test.sh

@@ -32,12 +32,12 @@ quick)
 	scenario 35 wanem-ceiling CEIL_RUNS=2 CEIL_SECONDS=3
 	;;
 full)
-	scenario 90 latency LAT_COUNT=1000
+	scenario 150 latency LAT_COUNT=600
 	scenario 300 failover FAILOVER_CUTS=20
 	scenario 150 failover FAILOVER_CUTS=10 RESULT=probe-50ms "PERF_HEALTH={interval: 50ms, idleInterval: 250ms}"
 	scenario 180 failover FAILOVER_CUTS=10 FAILOVER_SPACING=12 RESULT=probe-200ms "PERF_HEALTH={interval: 200ms, idleInterval: 1s}"
-	scenario 400 throughput TP_RUNS=5 TP_SECONDS=8
-	scenario 340 flapping FLAP_SECONDS=150
+	scenario 450 throughput TP_RUNS=5 TP_SECONDS=8
+	scenario 280 flapping FLAP_SECONDS=120
 	scenario 150 wanem-ceiling CEIL_RUNS=5 CEIL_SECONDS=5
 	;;
 *) die "usage: $0 quick|full" ;;
