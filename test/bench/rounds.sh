@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # rounds.sh runs the data-plane throughput benchmarks in interleaved rounds
-# and prints the median MB/s of each, so that a noisy shared machine skews
-# every variant alike. Run from the repository root (root for the TUN pair):
+# and prints the median MB/s and CPU ns per byte of each, and the median
+# per-round ratio of chosen pairs, so that a noisy shared machine skews
+# every variant alike (docs/performance.md). Run from the repository root (root for the TUN pair):
 #
 #   test/bench/rounds.sh [ROUNDS] [NETSTACK_BENCHTIME] [TUN_BENCHTIME]
 #
 # Defaults: 7 rounds, 1500x (≈100 MB per netstack variant), 3000x (≈200 MB
-# per TUN variant). Raw lines go to $OUT (default /tmp/relay-rounds.txt).
+# per TUN variant). Raw lines go to $OUT (default /tmp/relay-rounds.txt),
+# runs that gave no figure to $OUT.failures.
 set -euo pipefail
 rounds=${1:-7}
 ns_time=${2:-1500x}
@@ -19,6 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/agent.test" ./pkg/agent
 go test -c -o "$tmp/bench.test" ./test/bench
 : >"$out"
+rm -f "$out.failures"
 # One process per variant, in an order rotated every round: a variant that
 # runs after another in the same process measures slower (the first one's
 # heap and stacks are still being collected), and the machine's load
@@ -40,7 +43,12 @@ for i in $(seq "$rounds"); do
 		read -r pkg sel bt <<<"${runs[$(((i + j) % ${#runs[@]}))]}"
 		dir=pkg/agent
 		[ "$pkg" = bench ] && dir=test/bench
-		(cd "$dir" && "$tmp/$pkg.test" -test.run '^$' -test.bench "$sel" -test.benchtime "$bt") | grep MB/s | sed "s/^/r$i /" >>"$out" || true
+		res=$(cd "$dir" && "$tmp/$pkg.test" -test.run '^$' -test.bench "$sel" -test.benchtime "$bt" 2>&1) || true
+		if grep -q MB/s <<<"$res"; then
+			grep MB/s <<<"$res" | sed "s/^/r$i /" >>"$out"
+		else
+			printf 'round %d: %s %s gave no figure:\n%s\n' "$i" "$pkg" "$sel" "$res" | tee -a "$out.failures" >&2
+		fi
 	done
 done
 # Per benchmark: the median MB/s and CPU ns per byte over the rounds. Per
