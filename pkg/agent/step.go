@@ -147,8 +147,13 @@ func (a *Agent) runDeferred(st *peerState, now time.Time) {
 	}
 	st.deferred = nil
 	fresh := false
-	if last := a.lastHandshake(st); !last.IsZero() && !last.Before(d.since) {
-		fresh = true // the peer's initiation made a fresh session
+	if last := a.lastHandshake(st); !last.IsZero() {
+		// The peer's initiation made a fresh session; or, when the kick
+		// only asked for a session (startup, peer added), the peer had
+		// already made one before our path came up. Initiating again
+		// would be redundant, and wireguard-go drops an initiation within
+		// 5 s of the response it sent for that session anyway.
+		fresh = !last.Before(d.since) || (!d.expire && now.Sub(last) < staleSession)
 	}
 	a.startKeepalive(st)
 	if !fresh {
