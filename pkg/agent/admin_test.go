@@ -43,6 +43,16 @@ func TestAdminServer(t *testing.T) {
 	const direct, hop = 5 * time.Millisecond, 15 * time.Millisecond
 	b := newBed(t, bedOptions{Direct: direct, Consumer: hop, AdminA: true})
 	b.waitActive(relayA, relayB, "direct")
+	waitFor(t, waitTimeout, "both of A's paths to B up", func() bool {
+		p, _ := b.peer(relayA, relayB)
+		up := 0
+		for _, path := range p.Paths {
+			if path.State == admin.PathUp {
+				up++
+			}
+		}
+		return up == 2
+	})
 	var addr string
 	waitFor(t, waitTimeout, "A's admin server to listen", func() bool {
 		if a := b.agent(relayA).AdminAddr(); a != nil {
