@@ -39,7 +39,8 @@ e2e: deps build
 demo: build
 	./$(BIN) demo
 
-# bench runs every benchmark once, briefly (a few minutes in all). The TUN
+# bench runs every benchmark once, briefly (a few minutes in all), one
+# package at a time so that benchmarks do not compete for the CPU. The TUN
 # pair (test/bench) needs root and compares with stock wireguard-go, which it
 # configures with wg(8): BENCH_DEBS are installed when root. For figures to
 # quote, use test/bench/rounds.sh (interleaved rounds, medians); see
@@ -48,7 +49,7 @@ BENCH_DEBS := wireguard-tools
 bench: deps
 	@if [ "$$(id -u)" = 0 ] && ! dpkg -s $(BENCH_DEBS) >/dev/null 2>&1; then \
 	  echo "installing: $(BENCH_DEBS)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BENCH_DEBS) >/dev/null; fi
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s -timeout 15m ./pkg/... ./test/...
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime 1s -timeout 15m ./pkg/... ./test/...
 
 lint: fmt vet staticcheck
 
