@@ -47,6 +47,9 @@ type CutResult struct {
 	// FailbackMs: from the restore to its switch back to direct.
 	SwitchMs   float64 `json:"switchMs"`
 	FailbackMs float64 `json:"failbackMs"`
+	// PeerSwitchMs: from the cut to relay B's switch (the echoes need
+	// both relays on the consumer path).
+	PeerSwitchMs float64 `json:"peerSwitchMs"`
 }
 
 // Analyze splits the samples into one cut window and one failback window
@@ -69,6 +72,7 @@ func Analyze(s Samples, cycles []Cycle, end time.Time) []CutResult {
 			FailbackLost:           lost(s, c.Restore, hi),
 			SwitchMs:               -1,
 			FailbackMs:             -1,
+			PeerSwitchMs:           -1,
 		}
 	}
 	return out
@@ -160,6 +164,7 @@ type FailoverResults struct {
 	Interruption Summary `json:"interruptionMs"`
 	Lost         Summary `json:"lostPerCut"`
 	Switch       Summary `json:"switchMs"`
+	PeerSwitch   Summary `json:"peerSwitchMs"`
 	Failback     Summary `json:"failbackMs"`
 	Sent         int     `json:"sent"`
 	WriteErrors  int     `json:"writeErrors"`

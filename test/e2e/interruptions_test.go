@@ -38,8 +38,8 @@ func TestAnalyze(t *testing.T) {
 	cycles := []Cycle{{Cut: at(3 * time.Second), Restore: at(5 * time.Second)}, {Cut: at(10 * time.Second), Restore: at(12 * time.Second)}}
 	got := Analyze(s, cycles, at(15*time.Second))
 	want := []CutResult{
-		{Index: 1, CutAt: at(3 * time.Second), InterruptionMs: 300, Lost: 60, FailbackInterruptionMs: 20, FailbackLost: 4, SwitchMs: -1, FailbackMs: -1},
-		{Index: 2, CutAt: at(10 * time.Second), InterruptionMs: 105, Lost: 21, SwitchMs: -1, FailbackMs: -1},
+		{Index: 1, CutAt: at(3 * time.Second), InterruptionMs: 300, Lost: 60, FailbackInterruptionMs: 20, FailbackLost: 4, SwitchMs: -1, FailbackMs: -1, PeerSwitchMs: -1},
+		{Index: 2, CutAt: at(10 * time.Second), InterruptionMs: 105, Lost: 21, SwitchMs: -1, FailbackMs: -1, PeerSwitchMs: -1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d results, want %d", len(got), len(want))
