@@ -9,5 +9,6 @@
 // path. RELAY_E2E_RESULTS=FILE writes its figures as JSON; RELAY_E2E_CUTS=N
 // runs fewer cuts while working on it; RELAY_E2E_HEALTH='{interval: 50ms}'
 // measures other health settings. The cut is a silent drop by nftables
-// when nft is installed (Debian nftables), else a blackhole route.
+// when nft is installed (Debian nftables; netdev ingress and egress
+// hooks, Linux 5.16), else blackhole routes.
 package e2e
