@@ -67,16 +67,18 @@ type Agent struct {
 	started   time.Time
 
 	// Owned by the Run goroutine.
-	cfg      *config.Config
-	gen      int
-	peers    map[string]*peerState
-	mon      *health.Monitor
-	sel      *failover.Selector
-	events   eventLog
-	nonce    uint64
-	pings    map[uint64]*pingWait // outstanding `relay ping` probes by nonce
-	dueBuf   []health.Probe
-	transBuf []health.Transition
+	cfg    *config.Config
+	gen    int
+	peers  map[string]*peerState
+	mon    *health.Monitor
+	sel    *failover.Selector
+	events eventLog
+	nonce  uint64
+	pings  map[uint64]*pingWait // outstanding `relay ping` probes by nonce
+	dueBuf []health.Probe
+	// lastHousekeep is when housekeep last ran (passive evidence dating).
+	lastHousekeep time.Time
+	transBuf      []health.Transition
 
 	// Shared with the Bind's receive goroutines (probe handling).
 	probes atomic.Pointer[probeIndex]

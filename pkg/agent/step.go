@@ -168,21 +168,25 @@ func failoverObservation(s health.PathStats) failover.Observation {
 // housekeep runs every housekeepingInterval: passive evidence from the
 // Bind's counters, byte counters, probe loss and gauges.
 func (a *Agent) housekeep(now time.Time) {
+	// Packets counted since the last round arrived some time after it: date
+	// the evidence at the last round, the earliest they can have arrived.
+	// Dating it now would stretch a dead path's life by up to one round
+	// beyond the detection time.
+	evidenceAt := a.lastHousekeep
+	a.lastHousekeep = now
 	for name, st := range a.peers {
 		a.runDeferred(st, now)
+		var rx uint64
 		for _, src := range a.dp.bind.RxStats(name) {
+			rx += src.Bytes
 			prev := st.rxSeen[src.Addr]
 			if src.Packets == prev {
 				continue
 			}
 			st.rxSeen[src.Addr] = src.Packets
-			if i := st.pathFor(src.Addr); i >= 0 {
-				a.mon.OnPassive(st.pathID(i), now)
+			if i := st.pathFor(src.Addr); i >= 0 && !evidenceAt.IsZero() {
+				a.mon.OnPassive(st.pathID(i), evidenceAt)
 			}
-		}
-		var rx uint64
-		for _, src := range a.dp.bind.RxStats(name) {
-			rx += src.Bytes
 		}
 		a.metrics.PeerBytes(name, rx, a.dp.bind.TxBytes(name))
 		for i, p := range st.cfg.Paths {
