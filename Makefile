@@ -8,7 +8,8 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/liqo-relay/relay/pkg/version.Version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests use: ip/tc for namespaces, ping for e2e checks.
-TEST_DEBS := iproute2 iputils-ping
+# nftables: the e2e failover test cuts a link silently with an nft drop rule.
+TEST_DEBS := iproute2 iputils-ping nftables
 
 .PHONY: all build test unit e2e deps demo bench lint fmt vet staticcheck clean
 
