@@ -19,11 +19,13 @@ down)
 	p=${2:-$PERF_PREFIX}
 	if [ "$p" = all ]; then
 		for p in $(ip netns list | awk '{print $1}' | sed -n 's/^\(lrp[0-9a-f]\{4\}\)-.*/\1/p' | sort -u); do
+			wd=/run/liqo-relay-perf/$p/watchdog.pid
+			[ ! -f "$wd" ] || kill -- "-$(cat "$wd")" 2>/dev/null || true
 			PERF_STATE=/run/liqo-relay-perf/$p perf_down "$p"
 		done
 	else
 		wd=/run/liqo-relay-perf/$p/watchdog.pid
-		[ ! -f "$wd" ] || [ "$(cat "$wd")" = "$$" ] || kill "$(cat "$wd")" 2>/dev/null || true
+		[ ! -f "$wd" ] || [ "$(cat "$wd")" = "$$" ] || kill -- "-$(cat "$wd")" 2>/dev/null || true
 		PERF_STATE=/run/liqo-relay-perf/$p perf_down "$p"
 	fi
 	;;
