@@ -26,6 +26,7 @@ var pure = []string{
 	module + "/pkg/failover/sim",
 	module + "/pkg/health",
 	module + "/pkg/router",
+	module + "/pkg/wanem",
 }
 
 // pureThirdParty are the only non-standard imports a pure package may use:

@@ -162,7 +162,7 @@ func (a *Agent) runDeferred(st *peerState, now time.Time) {
 }
 
 func failoverObservation(s health.PathStats) failover.Observation {
-	return failover.Observation{Up: s.State == health.Up, SRTT: s.SRTT, Loss: s.Loss}
+	return failover.Observation{Up: s.State == health.Up, SRTT: s.SRTT, Loss: s.Loss, LastRTT: s.LastRTT}
 }
 
 // housekeep runs every housekeepingInterval: passive evidence from the

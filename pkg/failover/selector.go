@@ -19,6 +19,9 @@ type Observation struct {
 	Up   bool
 	SRTT time.Duration
 	Loss float64
+	// LastRTT is the latest sample, unsmoothed: only the naive selector
+	// uses it (0 means unknown: it falls back to SRTT).
+	LastRTT time.Duration
 }
 
 // PathInfo is a path's state for status pages and metrics.
@@ -153,6 +156,15 @@ func (p *peerState) usable(st *pathState) bool {
 }
 
 func (p *peerState) cost(st *pathState) time.Duration {
+	if p.s.Naive {
+		// The comparison baseline: the latest sample alone, as a selector
+		// without smoothing, loss or margins sees it.
+		rtt := st.obs.LastRTT
+		if rtt == 0 {
+			rtt = st.obs.SRTT
+		}
+		return rtt + st.spec.Bias
+	}
 	return st.obs.SRTT + st.spec.Bias + time.Duration(float64(p.s.LossPenalty)*st.obs.Loss)
 }
 

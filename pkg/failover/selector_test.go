@@ -295,3 +295,31 @@ func TestSetPeerZeroSettingsUseSelectorDefaults(t *testing.T) {
 		t.Fatalf("events %v: the peer must use New's (naive) settings", evs)
 	}
 }
+
+// TestNaiveFollowsLastSample: the naive baseline switches on the latest
+// sample even when the smoothed RTTs say the active path is better, and
+// ignores loss; the default selector does neither.
+func TestNaiveFollowsLastSample(t *testing.T) {
+	for _, naive := range []bool{false, true} {
+		s := DefaultSettings()
+		s.Naive = naive
+		sel := New(s)
+		sel.SetPeer("b", []PathSpec{{Name: "x"}, {Name: "y"}}, Settings{})
+		sel.Observe("b", "x", Observation{Up: true, SRTT: 10 * time.Millisecond, LastRTT: 10 * time.Millisecond}, t0)
+		sel.Observe("b", "y", Observation{Up: true, SRTT: 30 * time.Millisecond, LastRTT: 30 * time.Millisecond}, t0)
+		sel.Tick(t0)
+		// One fast sample on y, one slow on x: smoothed, x is still better.
+		t1 := t0.Add(100 * time.Millisecond)
+		sel.Observe("b", "y", Observation{Up: true, SRTT: 28 * time.Millisecond, LastRTT: 5 * time.Millisecond, Loss: 0.5}, t1)
+		sel.Observe("b", "x", Observation{Up: true, SRTT: 12 * time.Millisecond, LastRTT: 25 * time.Millisecond}, t1)
+		sel.Tick(t1)
+		got, _ := sel.Active("b")
+		want := "x"
+		if naive {
+			want = "y"
+		}
+		if got != want {
+			t.Errorf("naive=%v: active %q, want %q", naive, got, want)
+		}
+	}
+}

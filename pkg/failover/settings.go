@@ -27,8 +27,9 @@ type Settings struct {
 	// 5% of its packets is worse than one 10 ms longer and clean, which is
 	// what TCP throughput roughly says.
 	LossPenalty time.Duration
-	// Naive disables hysteresis, holds and dampening: always the lowest
-	// last cost. For comparison in experiments only.
+	// Naive disables hysteresis, holds, loss and dampening: always the
+	// path with the lowest latest RTT sample (+ bias). For comparison in
+	// experiments only (perf's flapping scenario).
 	Naive bool
 	// Dampening of flapping paths (RFC 2439).
 	Dampening Dampening

@@ -29,6 +29,7 @@ const (
 // DefaultLossWindow.
 type Estimator struct {
 	srtt, rttvar time.Duration
+	last         time.Duration // the latest sample, unsmoothed
 	hasRTT       bool
 
 	window   int    // outcomes considered; 0 means DefaultLossWindow
@@ -59,6 +60,7 @@ func (e *Estimator) OnSuccess(rtt time.Duration, now time.Time) {
 	if rtt < 0 {
 		rtt = 0
 	}
+	e.last = rtt
 	if !e.hasRTT {
 		// RFC 6298 (2.2): first sample.
 		e.srtt, e.rttvar, e.hasRTT = rtt, rtt/2, true
@@ -76,6 +78,9 @@ func (e *Estimator) OnSuccess(rtt time.Duration, now time.Time) {
 		e.lastOK = now
 	}
 }
+
+// LastRTT is the latest sample, unsmoothed (the naive selector's input).
+func (e *Estimator) LastRTT() time.Duration { return e.last }
 
 // OnLoss records a probe that was never answered.
 func (e *Estimator) OnLoss() { e.push(true) }

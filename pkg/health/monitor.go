@@ -110,6 +110,7 @@ type PathStats struct {
 	State       State
 	Active      bool
 	SRTT        time.Duration
+	LastRTT     time.Duration // the latest sample, unsmoothed
 	Jitter      time.Duration
 	Loss        float64
 	LastSuccess time.Time
@@ -470,6 +471,7 @@ func (m *Monitor) Stats(id PathID) (PathStats, bool) {
 		State:       st,
 		Active:      p.active,
 		SRTT:        p.est.SRTT(),
+		LastRTT:     p.est.LastRTT(),
 		Jitter:      p.est.Jitter(),
 		Loss:        p.est.Loss(),
 		LastSuccess: p.est.LastSuccess(),

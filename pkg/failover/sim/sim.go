@@ -135,7 +135,7 @@ func (m *Mesh) idOf(peer, name string) health.PathID {
 func (m *Mesh) observe(id health.PathID) {
 	st, _ := m.Monitor.Stats(id)
 	m.Selector.Observe(id.Peer, m.links[id.Peer][id.Path].Name,
-		failover.Observation{Up: st.State == health.Up, SRTT: st.SRTT, Loss: st.Loss}, m.Now)
+		failover.Observation{Up: st.State == health.Up, SRTT: st.SRTT, Loss: st.Loss, LastRTT: st.LastRTT}, m.Now)
 }
 
 func (m *Mesh) setActive(id health.PathID, on bool) {
