@@ -167,164 +167,120 @@ func (d *decoder) setString(m map[string]*yaml.Node, parent, name string, dst *s
 	}
 }
 
-func (d *decoder) setInt(m map[string]*yaml.Node, parent, name string, dst *int) {
+// setScalar decodes m[name], if present, as a scalar described by what and
+// converts it with parse, which returns the value or a message saying what
+// is wrong with s. It leaves *dst alone when the field is absent or invalid.
+func setScalar[T any](d *decoder, m map[string]*yaml.Node, parent, name, what string, dst *T, parse func(s string) (T, string)) {
 	n := m[name]
 	if n == nil {
 		return
 	}
 	path := field(parent, name)
-	s, ok := d.scalar(n, path, "an integer")
+	s, ok := d.scalar(n, path, what)
 	if !ok {
 		return
 	}
-	v, err := strconv.ParseInt(s, 10, 32)
-	if err != nil {
-		d.errs.decodef(path, fmt.Sprintf("%q is not an integer", s))
+	v, msg := parse(s)
+	if msg != "" {
+		d.errs.decodef(path, msg)
 		return
 	}
-	*dst = int(v)
+	*dst = v
+}
+
+func (d *decoder) setInt(m map[string]*yaml.Node, parent, name string, dst *int) {
+	setScalar(d, m, parent, name, "an integer", dst, func(s string) (int, string) {
+		v, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return 0, fmt.Sprintf("%q is not an integer", s)
+		}
+		return int(v), ""
+	})
 }
 
 // setTable decodes a routing table number (an unsigned 32-bit integer).
 func (d *decoder) setTable(m map[string]*yaml.Node, parent, name string, dst *int) {
-	n := m[name]
-	if n == nil {
-		return
-	}
-	path := field(parent, name)
-	s, ok := d.scalar(n, path, "an integer")
-	if !ok {
-		return
-	}
-	v, err := strconv.ParseUint(s, 10, 32)
-	if err != nil {
-		d.errs.decodef(path, fmt.Sprintf("%q is not a routing table (1..4294967295)", s))
-		return
-	}
-	*dst = int(v)
+	setScalar(d, m, parent, name, "an integer", dst, func(s string) (int, string) {
+		v, err := strconv.ParseUint(s, 10, 32)
+		if err != nil {
+			return 0, fmt.Sprintf("%q is not a routing table (1..4294967295)", s)
+		}
+		return int(v), ""
+	})
 }
 
 // setMark decodes a 32-bit firewall mark, decimal or 0x hex.
 func (d *decoder) setMark(m map[string]*yaml.Node, parent, name string, dst *uint32) {
-	n := m[name]
-	if n == nil {
-		return
-	}
-	path := field(parent, name)
-	s, ok := d.scalar(n, path, "an integer")
-	if !ok {
-		return
-	}
-	base, digits := 10, s
-	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
-		base, digits = 16, s[2:]
-	}
-	v, err := strconv.ParseUint(digits, base, 32)
-	if err != nil || strings.HasPrefix(digits, "+") {
-		d.errs.decodef(path, fmt.Sprintf("%q is not a 32-bit mark (decimal or 0x hex)", s))
-		return
-	}
-	*dst = uint32(v)
+	setScalar(d, m, parent, name, "an integer", dst, func(s string) (uint32, string) {
+		base, digits := 10, s
+		if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+			base, digits = 16, s[2:]
+		}
+		v, err := strconv.ParseUint(digits, base, 32)
+		if err != nil || strings.HasPrefix(digits, "+") {
+			return 0, fmt.Sprintf("%q is not a 32-bit mark (decimal or 0x hex)", s)
+		}
+		return uint32(v), ""
+	})
 }
 
 func (d *decoder) setPort(m map[string]*yaml.Node, parent, name string, dst *uint16) {
-	n := m[name]
-	if n == nil {
-		return
-	}
-	path := field(parent, name)
-	s, ok := d.scalar(n, path, "a port")
-	if !ok {
-		return
-	}
-	v, err := strconv.ParseUint(s, 10, 16)
-	if err != nil {
-		d.errs.decodef(path, fmt.Sprintf("%q is not a port (1..65535)", s))
-		return
-	}
-	*dst = uint16(v)
+	setScalar(d, m, parent, name, "a port", dst, func(s string) (uint16, string) {
+		v, err := strconv.ParseUint(s, 10, 16)
+		if err != nil {
+			return 0, fmt.Sprintf("%q is not a port (1..65535)", s)
+		}
+		return uint16(v), ""
+	})
 }
 
 func (d *decoder) setDuration(m map[string]*yaml.Node, parent, name string, dst *time.Duration) {
-	n := m[name]
-	if n == nil {
-		return
-	}
-	path := field(parent, name)
-	s, ok := d.scalar(n, path, "a duration")
-	if !ok {
-		return
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		hint := "like 100ms or 25s"
-		if _, err := strconv.ParseFloat(s, 64); err == nil {
-			hint = fmt.Sprintf("a unit is required, like %sms or %ss", s, s)
+	setScalar(d, m, parent, name, "a duration", dst, func(s string) (time.Duration, string) {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			hint := "like 100ms or 25s"
+			if _, err := strconv.ParseFloat(s, 64); err == nil {
+				hint = fmt.Sprintf("a unit is required, like %sms or %ss", s, s)
+			}
+			return 0, fmt.Sprintf("%q is not a duration (%s)", s, hint)
 		}
-		d.errs.decodef(path, fmt.Sprintf("%q is not a duration (%s)", s, hint))
-		return
-	}
-	*dst = v
+		return v, ""
+	})
 }
 
 func (d *decoder) setFloat(m map[string]*yaml.Node, parent, name string, dst *float64) {
-	n := m[name]
-	if n == nil {
-		return
-	}
-	path := field(parent, name)
-	s, ok := d.scalar(n, path, "a number")
-	if !ok {
-		return
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v != v || v > 1e300 || v < -1e300 {
-		d.errs.decodef(path, fmt.Sprintf("%q is not a finite number", s))
-		return
-	}
-	*dst = v
+	setScalar(d, m, parent, name, "a number", dst, func(s string) (float64, string) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v != v || v > 1e300 || v < -1e300 {
+			return 0, fmt.Sprintf("%q is not a finite number", s)
+		}
+		return v, ""
+	})
 }
 
 func (d *decoder) setBool(m map[string]*yaml.Node, parent, name string, dst *bool) {
-	n := m[name]
-	if n == nil {
-		return
-	}
-	path := field(parent, name)
-	s, ok := d.scalar(n, path, "true or false")
-	if !ok {
-		return
-	}
-	switch strings.ToLower(s) {
-	case "true":
-		*dst = true
-	case "false":
-		*dst = false
-	default:
-		d.errs.decodef(path, fmt.Sprintf("%q is not true or false", s))
-	}
+	setScalar(d, m, parent, name, "true or false", dst, func(s string) (bool, string) {
+		switch strings.ToLower(s) {
+		case "true":
+			return true, ""
+		case "false":
+			return false, ""
+		}
+		return false, fmt.Sprintf("%q is not true or false", s)
+	})
 }
 
 func (d *decoder) setKey(m map[string]*yaml.Node, parent, name string, dst *Key) {
-	n := m[name]
-	if n == nil {
-		return
-	}
-	path := field(parent, name)
-	s, ok := d.scalar(n, path, "a base64 key")
-	if !ok {
-		return
-	}
-	k, err := ParseKey(s)
-	if err != nil {
-		d.errs.decodef(path, err.Error())
-		return
-	}
-	if k.IsZero() {
-		d.errs.decodef(path, "key is all zeros")
-		return
-	}
-	*dst = k
+	setScalar(d, m, parent, name, "a base64 key", dst, func(s string) (Key, string) {
+		k, err := ParseKey(s)
+		if err != nil {
+			return Key{}, err.Error()
+		}
+		if k.IsZero() {
+			return Key{}, "key is all zeros"
+		}
+		return k, ""
+	})
 }
 
 // prefix decodes one prefix; an invalid one is reported and returned as the
