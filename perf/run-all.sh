@@ -27,6 +27,7 @@ case $MODE in
 quick)
 	scenario 45 latency LAT_COUNT=200
 	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8
+	scenario 40 failover-tcp FT_SECONDS=12 FT_CUT_AT=4 FT_RESTORE_AT=8
 	scenario 75 throughput TP_RUNS=2 TP_SECONDS=3
 	scenario 55 flapping FLAP_SECONDS=20
 	scenario 35 wanem-ceiling CEIL_RUNS=2 CEIL_SECONDS=3
@@ -34,6 +35,7 @@ quick)
 full)
 	scenario 150 latency LAT_COUNT=600
 	scenario 300 failover FAILOVER_CUTS=20
+	scenario 75 failover-tcp FT_SECONDS=25 FT_CUT_AT=8 FT_RESTORE_AT=16
 	scenario 150 failover FAILOVER_CUTS=10 RESULT=probe-50ms "PERF_HEALTH={interval: 50ms, idleInterval: 250ms}"
 	scenario 180 failover FAILOVER_CUTS=10 FAILOVER_SPACING=12 RESULT=probe-200ms "PERF_HEALTH={interval: 200ms, idleInterval: 1s}"
 	scenario 450 throughput TP_RUNS=5 TP_SECONDS=8

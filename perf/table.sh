@@ -4,12 +4,12 @@
 source "$(dirname "$0")/lib.sh"
 M=${1:-quick}
 R=$PERF_RESULTS
-f() { [ -f "$R/$1-$M.json" ] && echo "$R/$1-$M.json"; }
+f() { if [ -f "$R/$1-$M.json" ]; then echo "$R/$1-$M.json"; fi; }
 na="not measured"
 fmt() { jq -r "$1 // \"$na\"" "$2" 2>/dev/null || echo "$na"; }
 
-lat=$(f latency) fo=$(f failover) tp=$(f throughput) fl=$(f flapping) ce=$(f wanem-ceiling)
-any=${lat:-${fo:-${tp:-${fl:-$ce}}}}
+lat=$(f latency) fo=$(f failover) tp=$(f throughput) fl=$(f flapping) ce=$(f wanem-ceiling) ft=$(f failover-tcp)
+any=${lat:-${fo:-${tp:-${fl:-${ce:-$ft}}}}}
 [ -n "$any" ] || die "no results for mode $M in $R"
 echo "Measured $(jq -r .when "$any") on $(jq -r '"\(.machine.cpus) vCPU \(.machine.cpu), kernel \(.machine.kernel), load \(.machine.loadavg), commit \(.machine.commit)"' "$any"), with \`$(jq -r .command "$any")\`."
 echo
@@ -33,6 +33,9 @@ for fo in "$R/failover-$M.json" "${probes[@]}"; do
 	echo "| failover $(jq -r '.name' "$fo") ($(jq -r '.settings.health | if . == "" then "default probes: 100ms x 3" else . end' "$fo")): interruption median / p95 / max over $(jq -r .settings.cuts "$fo") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$fo") | median ≤ 350 ms |"
 	echo "| failover $(jq -r '.name' "$fo"): failback after restore, median | $(fmt '"\(.summary.failbackAfterRestoreMs.p50) ms; packets lost at failback: max gap \(.summary.failbackInterruptionMaxMs) ms"' "$fo") | |"
 done
+if [ -n "$ft" ]; then
+	echo "| TCP goodput dip at a cut: duration, min (iperf3, 100 ms intervals; below 10% of the pre-cut median $(fmt '.dip.preCutMedianMbps|round' "$ft") Mbit/s) | $(fmt '"\(.dip.durationMs) ms, \(.dip.minMbps) Mbit/s; after the restore \(.failbackDip.durationMs) ms; relay A failed back \((.switches[] | select(.reason=="failback") | .atS) - .restoreAtS | . * 1000 | round) ms after it"' "$ft") | |"
+fi
 if [ -n "$fl" ]; then
 	echo "| path switches, flapping direct link ($(jq -r .settings.seconds "$fl") s): ours / naive | $(fmt '"\(.lowestCost.switches) / \(.naive.switches) (stream loss \(.lowestCost.stream.loss) / \(.naive.stream.loss))"' "$fl") | ours ≪ naive |"
 fi
