@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -111,30 +112,20 @@ func TestPerfScale(t *testing.T) {
 	rssBase := vmRSS(t)
 	goroutinesBase := runtime.NumGoroutine()
 
-	// Keys, ports and the consumer paths' linkem hops from the
-	// federation; the configs are rendered here, because the direct paths
-	// are bare loopback endpoints.
-	f := federation.New(testLogger())
-	t.Cleanup(func() { _ = f.Close() })
-	relays := make([]*federation.Relay, n)
-	for i := range relays {
-		r, err := f.Add(&federation.Relay{Name: fmt.Sprintf("r%03d", i),
-			Overlay: netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 80, 0, byte(i + 1)}), 32),
-			Exports: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i + 1), 0, 0}), 16)})
-		if err != nil {
-			t.Fatal(err)
+	var (
+		relays   []*federation.Relay
+		consumer map[[2]int]*federation.Path
+		err      error
+	)
+	for attempt := 1; ; attempt++ {
+		relays, consumer, err = scaleMesh(t, n)
+		if err == nil || attempt == 3 {
+			break
 		}
-		relays[i] = r
+		t.Logf("setting up the mesh, attempt %d: %v", attempt, err)
 	}
-	consumer := map[[2]int]*federation.Path{}
-	for i := range relays {
-		for j := i + 1; j < n; j++ {
-			p, err := f.Connect(relays[i].Name, relays[j].Name, "consumer")
-			if err != nil {
-				t.Fatal(err)
-			}
-			consumer[[2]int{i, j}], consumer[[2]int{j, i}] = p, p
-		}
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -244,6 +235,47 @@ func TestPerfScale(t *testing.T) {
 	if res.ProbesSent == 0 {
 		t.Error("no probes sent during the window")
 	}
+}
+
+// scaleMesh adds n relays to a new federation (keys and ports) and one
+// linkem consumer path per pair; the federation is closed at cleanup. The
+// relays' ports are held bound while the linkem hops take theirs, so no hop
+// lands on a relay's port; it fails if a port was taken meanwhile.
+func scaleMesh(t *testing.T, n int) ([]*federation.Relay, map[[2]int]*federation.Path, error) {
+	f := federation.New(testLogger())
+	t.Cleanup(func() { _ = f.Close() })
+	relays := make([]*federation.Relay, n)
+	var held []*net.UDPConn
+	defer func() {
+		for _, c := range held {
+			_ = c.Close()
+		}
+	}()
+	for i := range relays {
+		r, err := f.Add(&federation.Relay{Name: fmt.Sprintf("r%03d", i),
+			Overlay: netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 80, 0, byte(i + 1)}), 32),
+			Exports: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i + 1), 0, 0}), 16)})
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{Port: int(r.Port)})
+		if err != nil {
+			return nil, nil, fmt.Errorf("holding %s's port: %w", r.Name, err)
+		}
+		held = append(held, c)
+		relays[i] = r
+	}
+	consumer := map[[2]int]*federation.Path{}
+	for i := range relays {
+		for j := i + 1; j < n; j++ {
+			p, err := f.Connect(relays[i].Name, relays[j].Name, "consumer")
+			if err != nil {
+				return nil, nil, err
+			}
+			consumer[[2]int{i, j}], consumer[[2]int{j, i}] = p, p
+		}
+	}
+	return relays, consumer, nil
 }
 
 // scaleConfig renders relay i's config: every other relay is a peer with a
