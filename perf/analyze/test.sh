@@ -28,4 +28,20 @@ awk -f "$A/failover.awk" "$T/cuts" "$T/samples" >"$T/out"
 got=$(grep -v '^#' "$T/out" | tr '\n' ' ')
 [ "$got" = "1 400.0 40 20.0 42 2 0.0 0 0.0 0 " ] || fail "failover.awk: $got"
 grep -q '^# interval_ms 10.000' "$T/out" || fail "failover.awk interval: $(head -1 "$T/out")"
+# goodput-dip.awk: 100 Mbit/s per 100 ms interval, a cut at 5 s; 5..5.6
+# below 10 Mbit/s except one 50 Mbit/s interval at 5.3, which ends the
+# first run: the longest run is 5.0..5.3 (3 intervals), not 5.4..5.6.
+awk 'BEGIN { for (i = 0; i < 100; i++) { s = i / 10; v = 100; if (i >= 50 && i < 53) v = 0; if (i == 53) v = 50; if (i >= 54 && i < 56) v = 5; printf "%.1f %.1f %g\n", s, s + 0.1, v } }' >"$T/series"
+got=$(awk -f "$A/goodput-dip.awk" -v cut=5 "$T/series" | jq -c '[.preCutMedianMbps, .intervals, .startS, .endS, .durationMs, .minMbps]')
+[ "$got" = "[100,3,5,5.3,300,0]" ] || fail "goodput-dip.awk: $got"
+got=$(awk -f "$A/goodput-dip.awk" -v cut=5 -v from=5.35 "$T/series" | jq -c '[.intervals, .startS, .minMbps]')
+[ "$got" = "[2,5.4,0]" ] || fail "goodput-dip.awk from: $got"
+
+# netem.sh: wan_set flags mapped onto netem options.
+printf 'delay=20ms\njitter=15ms\nburst=0.02,0.3\nrate=100mbit\n' >"$T/netem"
+got=$(bash -c 'source "$1/../netem.sh"; netem_args "$2"' _ "$A" "$T/netem")
+[ "$got" = " delay 20ms 15ms loss gemodel 2% 30% 100% 0% rate 100mbit" ] || fail "netem_args: $got"
+printf 'cut=1\nloss=0.01\n' >"$T/netem"
+got=$(bash -c 'source "$1/../netem.sh"; netem_args "$2"' _ "$A" "$T/netem")
+[ "$got" = " loss random 100%" ] || fail "netem_args cut: $got"
 echo "perf/analyze: ok"
