@@ -38,6 +38,10 @@ PERF_TRANSLATE=${PERF_TRANSLATE:-0}
 # bridge: no emulation on the direct link, no emulator ceiling (for the
 # unlimited-throughput comparison).
 PERF_WAN_AB=${PERF_WAN_AB:-wanem}
+# PERF_EMULATOR=netem shapes the WAN links with `tc qdisc ... netem` on
+# plain veths instead of wanem bridges, where the kernel has sch_netem
+# (perf/netem.sh).
+PERF_EMULATOR=${PERF_EMULATOR:-wanem}
 
 # Addresses. Underlay (the "WAN"): one /24 per link.
 AB_A=192.168.10.1 AB_B=192.168.10.2   # direct A-B, bridged by wan-ab
@@ -113,6 +117,10 @@ wan_link() {
 		nsx "$rns" ip addr add "$raddr/24" dev "$rif"
 		return
 	fi
+	if [ "$PERF_EMULATOR" = netem ]; then
+		netem_link "$@"
+		return
+	fi
 	ns_add "$w"
 	veth "$lns" "$lif" "$w" port-a
 	veth "$w" port-b "$rns" "$rif"
@@ -125,10 +133,11 @@ wan_link() {
 # wan_set NAME ARGS...: change a WAN link at runtime (relay wanem set flags).
 wan_set() {
 	local n=$1; shift
+	if netem_has "$n"; then netem_set "$n" "$@"; return; fi
 	if [ ! -S "$PERF_STATE/wanem/$n.sock" ]; then log "link $n has no emulator: ignoring wan_set $*"; return 0; fi
 	"$RELAY" wanem set --control "$PERF_STATE/wanem/$n.sock" "$@"
 }
-wan_show() { "$RELAY" wanem show --control "$PERF_STATE/wanem/$1.sock"; }
+wan_show() { if netem_has "$1"; then netem_show "$1"; return; fi; "$RELAY" wanem show --control "$PERF_STATE/wanem/$1.sock"; }
 
 # wait_for SECONDS WHAT CMD...: poll CMD every 50 ms until it succeeds.
 wait_for() {
@@ -141,6 +150,9 @@ wait_for() {
 }
 
 now() { date +%s.%N; }
+
+# shellcheck source=perf/netem.sh
+source "$PERF_ROOT/netem.sh"
 
 # ---- relays ----------------------------------------------------------------
 
@@ -226,6 +238,11 @@ relay_metrics() { nsx "$1" "$RELAY" status --admin "$ADMIN" --json >/dev/null &&
 # routes the pod CIDRs (Liqo's own consumer-centric path, which carries
 # traffic when the relay withdraws its routes).
 perf_up() {
+	case $PERF_EMULATOR in
+	wanem) ;;
+	netem) netem_check ;;
+	*) die "PERF_EMULATOR must be wanem or netem, not $PERF_EMULATOR" ;;
+	esac
 	mkdir -p "$PERF_STATE/wanem"
 	echo "$PERF_PREFIX" >"$PERF_STATE/prefix"
 	log "testbed $PERF_PREFIX: namespaces, WAN links, routes (state in $PERF_STATE)"
