@@ -31,6 +31,7 @@ quick)
 	scenario 75 throughput TP_RUNS=2 TP_SECONDS=3
 	scenario 55 flapping FLAP_SECONDS=20
 	scenario 35 wanem-ceiling CEIL_RUNS=2 CEIL_SECONDS=3
+	scenario 60 scale "SCALE_RELAYS=4 8" SCALE_SECONDS=8
 	;;
 full)
 	scenario 150 latency LAT_COUNT=600
@@ -41,6 +42,7 @@ full)
 	scenario 450 throughput TP_RUNS=5 TP_SECONDS=8
 	scenario 280 flapping FLAP_SECONDS=120
 	scenario 150 wanem-ceiling CEIL_RUNS=5 CEIL_SECONDS=5
+	scenario 120 scale "SCALE_RELAYS=5 10 20" SCALE_SECONDS=20
 	;;
 *) die "usage: $0 quick|full" ;;
 esac

@@ -10,6 +10,8 @@ fmt() { jq -r "$1 // \"$na\"" "$2" 2>/dev/null || echo "$na"; }
 
 lat=$(f latency) fo=$(f failover) tp=$(f throughput) fl=$(f flapping) ce=$(f wanem-ceiling) ft=$(f failover-tcp)
 any=${lat:-${fo:-${tp:-${fl:-${ce:-$ft}}}}}
+sc=$(f scale)
+any=${any:-$sc}
 [ -n "$any" ] || die "no results for mode $M in $R"
 echo "Measured $(jq -r .when "$any") on $(jq -r '"\(.machine.cpus) vCPU \(.machine.cpu), kernel \(.machine.kernel), load \(.machine.loadavg), commit \(.machine.commit)"' "$any"), with \`$(jq -r .command "$any")\`."
 echo
@@ -42,4 +44,8 @@ fi
 if [ -n "$ce" ]; then
 	echo "| wanem ceiling, TCP (veth for reference) | $(fmt '"\(.tcpMbps.wanem.p50|round) Mbit/s (\(.tcpMbps.veth.p50|round))"' "$ce") | above any emulated rate |"
 	echo "| wanem ceiling, UDP 64-byte packets (veth) | $(fmt '"\(.udpPps.wanem.p50|round) pps (\(.udpPps.veth.p50|round))"' "$ce") | |"
+fi
+if [ -n "$sc" ]; then
+	jq -r '.runs[] | "| scale, \(.relays) netstack relays in one process (full mesh, 2 paths per peer, \(.paths) directed paths): CPU per relay / RSS per relay / probe traffic per path | \(.cpuPercentPerRelay*100|round/100) % of a core / \(.rssPerRelayMB*10|round/10) MB / \(.wireBytesPerSecondPerPath|round) B/s (requests and replies on the wire) | |"' "$sc" 2>/dev/null ||
+		echo "| scale | $na | |"
 fi
