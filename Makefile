@@ -11,7 +11,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # nftables: the e2e failover test cuts a link silently with an nft drop rule.
 TEST_DEBS := iproute2 iputils-ping nftables
 
-.PHONY: all build test unit e2e deps demo bench lint fmt vet staticcheck clean
+.PHONY: all build test unit e2e deps demo bench lint fmt vet staticcheck clean generate k8s-tools
+CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 all: build
 
@@ -62,6 +63,16 @@ vet:
 
 staticcheck:
 	$(GO) run $(STATICCHECK) ./...
+
+# generate writes the deep-copy code of api/ and the CRDs in manifests/crds.
+# A test (api/v1alpha1) fails when the committed files differ.
+generate:
+	$(GO) run $(CONTROLLER_GEN) object paths=./api/... crd:allowDangerousTypes=true output:crd:artifacts:config=manifests/crds
+
+# k8s-tools builds the real kube-apiserver, etcd, kubectl and helm that the
+# Kubernetes tests run (once per machine, cached outside the repo).
+k8s-tools:
+	test/k8s/cluster.sh build
 
 clean:
 	rm -rf bin
