@@ -73,8 +73,7 @@ type Agent struct {
 	mon    *health.Monitor
 	sel    *failover.Selector
 	events eventLog
-	nonce  uint64
-	pings  map[uint64]*pingWait // outstanding `relay ping` probes by nonce
+	pings  map[uint64]*pingWait // outstanding `relay ping` probes by nonce (from mon.NextNonce)
 	dueBuf []health.Probe
 	// lastHousekeep is when housekeep last ran (passive evidence dating).
 	lastHousekeep time.Time

@@ -184,7 +184,12 @@ func (p *path) computeWake() {
 //
 // Nonces come from one counter per Monitor (the sender's counter on the
 // wire), starting at a random value drawn from rnd so that replies recorded
-// during an earlier boot cannot match the requests of this one.
+// during an earlier boot cannot match the requests of this one. Every
+// request the relay sends takes its nonce from this counter: scheduled
+// probes (Due) and requests outside the schedule such as `relay ping`
+// (NextNonce). The peer keeps one replay window per sender and epoch, so a
+// second counter (say, with a high bit set) would move that window far
+// ahead of the probes and make every later probe look like a replay.
 //
 // A Monitor is not safe for concurrent use: the shell's single owner
 // goroutine drives it. In steady state none of its methods allocate.
@@ -395,6 +400,15 @@ func (m *Monitor) send(p *path, now time.Time) {
 		iv -= time.Duration(m.rnd.Uint64() % (j + 1))
 	}
 	p.next = now.Add(iv)
+}
+
+// NextNonce takes the next nonce from the monitor's counter for a request
+// the shell sends outside the schedule (`relay ping`), so that all requests
+// to a peer share one increasing nonce sequence, as the peer's replay window
+// requires. OnReply never matches it: the shell matches the answer itself.
+func (m *Monitor) NextNonce() uint64 {
+	m.nonce++
+	return m.nonce
 }
 
 // Due returns, appended to out, the probes to send now, and records them as
