@@ -97,7 +97,9 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 		innerBind = conn.NewStdNetBind()
 	}
 	dp.bind = bind.New(innerBind)
-	dp.dev = device.NewDevice(dp.pipe, dp.bind, wireguardLogger(log))
+	// The Bind credits received data to a path only when WireGuard writes
+	// it to the TUN side, i.e. after authentication and the replay check.
+	dp.dev = device.NewDevice(dp.bind.WrapTUN(dp.pipe), dp.bind, wireguardLogger(log))
 	undo = append(undo, dp.dev.Close)
 	// Our Bind picks the path on every send; WireGuard must never replace
 	// the logical endpoint with the address a packet came from.
