@@ -81,6 +81,7 @@ type Agent struct {
 
 	// Shared with the Bind's receive goroutines (probe handling).
 	probes atomic.Pointer[probeIndex]
+	budget probeBudget // per-source verification budget (probe.go)
 
 	// Requests into the owner goroutine.
 	replyc  chan probeReply
