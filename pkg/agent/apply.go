@@ -208,32 +208,13 @@ func bindPaths(st *peerState) []bind.Path {
 	return out
 }
 
-func healthSettings(h config.Health) health.Settings {
-	return health.Settings{
-		Interval:         h.Interval,
-		IdleInterval:     h.IdleInterval,
-		DetectMultiplier: h.DetectMultiplier,
-		UpThreshold:      h.UpThreshold,
-	}
-}
+// healthSettings are the monitor's settings of a peer: config embeds
+// health's own type, so this is the embedded value as it is.
+func healthSettings(h config.Health) health.Settings { return h.Probing }
 
-func failoverSettings(h config.Health) failover.Settings {
-	return failover.Settings{
-		BetterMargin:      h.BetterMargin,
-		BetterMarginRatio: h.BetterMarginRatio,
-		BetterHold:        h.BetterHold,
-		FailbackHold:      h.FailbackHold,
-		LossPenalty:       h.LossPenalty,
-		Naive:             h.Selector == "naive",
-		Dampening: failover.Dampening{
-			Enabled:  h.Dampening.Enabled,
-			Penalty:  h.Dampening.Penalty,
-			HalfLife: h.Dampening.HalfLife,
-			Suppress: h.Dampening.Suppress,
-			Reuse:    h.Dampening.Reuse,
-		},
-	}
-}
+// failoverSettings are the selector's settings of a peer: config embeds
+// failover's own type, so this is the embedded value as it is.
+func failoverSettings(h config.Health) failover.Settings { return h.Selection }
 
 // setPeer adds or updates one peer everywhere: WireGuard, the Bind, the
 // health monitor, the selector and the routes.

@@ -132,7 +132,7 @@ func (d *decoder) health(n *yaml.Node, path string, h *Health) {
 	d.setDuration(m, path, "betterHold", &h.BetterHold)
 	d.setDuration(m, path, "failbackHold", &h.FailbackHold)
 	d.setDuration(m, path, "lossPenalty", &h.LossPenalty)
-	d.setString(m, path, "selector", &h.Selector)
+	d.setString(m, path, "selector", (*string)(&h.Selector))
 	if n := m["dampening"]; n != nil {
 		dp := field(path, "dampening")
 		if t := d.fields(n, dp, "enabled", "penalty", "halfLife", "suppress", "reuse"); t != nil {

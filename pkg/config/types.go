@@ -15,16 +15,6 @@ const (
 	ModeNetstack Mode = "netstack"
 )
 
-// Selector names of Health.Selector.
-const (
-	// SelectorLowestCost picks the healthy path with the lowest cost
-	// (smoothed RTT + bias + loss penalty), with hysteresis and hold times.
-	SelectorLowestCost = "lowest-cost"
-	// SelectorNaive always picks the path with the lowest last RTT. It flaps
-	// by design and exists only as a baseline for comparisons.
-	SelectorNaive = "naive"
-)
-
 // Log levels and formats.
 const (
 	LogLevelDebug = "debug"
