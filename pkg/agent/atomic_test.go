@@ -238,3 +238,68 @@ func wgOwner(wg string, p netip.Prefix) string {
 	}
 	return ""
 }
+
+// blockingResolver answers every lookup with 127.0.0.1, once released; it
+// ignores ctx, as a wedged resolver would.
+type blockingResolver struct {
+	entered chan struct{} // closed at the first lookup
+	release chan struct{}
+	once    atomic.Bool
+}
+
+func (r *blockingResolver) LookupNetIP(_ context.Context, _, _ string) ([]netip.Addr, error) {
+	if r.once.CompareAndSwap(false, true) {
+		close(r.entered)
+	}
+	<-r.release
+	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+}
+
+// TestReloadSlowResolverKeepsProbing gives C's path a host name whose
+// lookup blocks. While the reload waits for it, A goes on probing B (its
+// probe counter rises) and answers Status; once the lookup returns, the
+// reload succeeds.
+func TestReloadSlowResolverKeepsProbing(t *testing.T) {
+	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 5 * time.Millisecond, Health: calmHealth})
+	b.waitActive(relayA, relayB, "direct")
+	r := &blockingResolver{entered: make(chan struct{}), release: make(chan struct{})}
+	agent.SetResolver(b.agent(relayA), r)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(r.release)
+		}
+	}
+	defer release()
+	done := make(chan error, 1)
+	go func() {
+		done <- b.reloadA(func(c *config.Config) {
+			p := &peerOf(t, c, relayC).Paths[0]
+			p.Host = "slow.test"
+			p.Endpoint = fmt.Sprintf("slow.test:%d", p.Port)
+		})
+	}()
+	<-r.entered
+	probes := func() float64 {
+		return b.counter(relayA, "relay_probes_sent_total", map[string]string{"peer": relayB})
+	}
+	p0 := probes()
+	waitFor(t, waitTimeout, "A probing B while a reload waits for DNS", func() bool { return probes() >= p0+10 })
+	if _, ok := b.peer(relayA, relayB); !ok {
+		t.Error("A's status lacks B while a reload waits for DNS")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("reload returned before its lookup did: %v", err)
+	default:
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	c, _ := b.peer(relayA, relayC)
+	if len(c.Paths) == 0 || !strings.HasPrefix(c.Paths[0].Endpoint, "slow.test:") {
+		t.Errorf("C's paths after the reload: %+v", c.Paths)
+	}
+}
