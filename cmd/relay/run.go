@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -118,11 +119,15 @@ func cmdRun(args []string, stderr io.Writer) error {
 	}
 }
 
-// reload re-reads the configuration file and applies it as a whole. The
-// error says whether the running configuration stayed (it does unless
-// rolling back a failed change failed too).
+// reload re-reads the configuration file and applies it as a whole. A
+// failed reload leaves the running configuration, unless rolling back a
+// failed change failed too.
 func reload(a *agent.Agent, path string, log *slog.Logger) {
-	if err := a.ReloadFile(context.Background(), path); err != nil {
-		log.Error("reload failed", "err", err)
+	err := a.ReloadFile(context.Background(), path)
+	switch {
+	case errors.Is(err, agent.ErrRollbackFailed):
+		log.Error("reload failed and could not be fully rolled back", "err", err)
+	case err != nil:
+		log.Error("reload rejected: keeping the running configuration", "err", err)
 	}
 }

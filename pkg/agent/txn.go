@@ -15,6 +15,12 @@ import (
 // selector, packet rules) changes only in commit, after every fallible step
 // has succeeded, so it never needs undoing.
 
+// ErrRollbackFailed is wrapped by the error of an Apply whose change failed
+// and whose rollback failed too: WireGuard or the routes may then differ
+// from the running configuration until a later Apply succeeds. Any other
+// Apply error means nothing changed.
+var ErrRollbackFailed = errors.New("rolling back failed too")
+
 // undoLog holds the undo steps of a change, in the order they were taken.
 type undoLog []func() error
 
@@ -40,7 +46,7 @@ func (a *Agent) execute(pl *plan) error {
 		return nil
 	}
 	if rerr := undo.run(); rerr != nil {
-		return fmt.Errorf("applying configuration: %w; rolling back failed too, WireGuard or routes may differ from the running configuration until the next reload: %w", err, rerr)
+		return fmt.Errorf("applying configuration: %w; %w, WireGuard or routes may differ from the running configuration until the next reload: %w", err, ErrRollbackFailed, rerr)
 	}
 	return fmt.Errorf("applying configuration (rolled back: the running configuration stays): %w", err)
 }
