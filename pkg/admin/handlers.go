@@ -55,8 +55,13 @@ func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	writeText(w, http.StatusOK, "ok")
 }
 
-func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, h.src.Status().normalized())
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	st, err := h.src.Status(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, st.normalized())
 }
 
 func (h *handler) ping(w http.ResponseWriter, r *http.Request) {

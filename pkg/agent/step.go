@@ -133,7 +133,7 @@ func (a *Agent) startKeepalive(st *peerState) {
 	if st.cfg.PersistentKeepalive == 0 {
 		return
 	}
-	if err := a.dp.dev.IpcSet(keepaliveUAPI(&st.cfg)); err != nil {
+	if err := a.dp.wg.IpcSet(keepaliveUAPI(&st.cfg)); err != nil {
 		a.log.Error("setting keepalive", "peer", st.cfg.Name, "err", err)
 	}
 }
