@@ -74,6 +74,8 @@ func cmdRun(args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, cfg.Log).With("relay", cfg.Name)
+	// The private key prints as [redacted] (config.PrivateKey).
+	log.Debug("configuration loaded", "path", *path, "config", cfg)
 
 	a, err := agent.New(cfg, agent.Options{Logger: log})
 	if err != nil {

@@ -59,12 +59,10 @@ type Agent struct {
 	opts    Options
 	dp      *dataplane
 	metrics *metrics.Metrics
-	admin   *admin.Server
-	// adminAddr is the admin server's bound address, once it listens.
-	adminAddr atomic.Pointer[net.Addr]
-	socks     net.Listener // netstack mode: SOCKS5 into the mesh
-	epoch     uint64
-	started   time.Time
+	admin   *adminServers
+	socks   net.Listener // netstack mode: SOCKS5 into the mesh
+	epoch   uint64
+	started time.Time
 
 	// Owned by the Run goroutine.
 	cfg    *config.Config
@@ -138,6 +136,11 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		name:    cfg.Name,
 	}
 	a.probes.Store(&probeIndex{})
+	adm, err := newAdminServers(cfg, opts, a) // before the data plane: nothing to undo
+	if err != nil {
+		return nil, err
+	}
+	a.admin = adm
 	dp, err := buildDataplane(cfg, opts, opts.Logger)
 	if err != nil {
 		return nil, err
@@ -158,13 +161,6 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		_ = dp.close()
 		return nil, err
 	}
-	addr := cfg.Admin
-	if opts.AdminAddr != "" {
-		addr = opts.AdminAddr
-	}
-	if addr != "-" {
-		a.admin = admin.NewServer(addr, a, a.metrics.Registry(), opts.Logger)
-	}
 	a.started = a.clock.Now()
 	return a, nil
 }
@@ -177,14 +173,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	defer close(a.stopped)
 	defer a.shutdown()
-	if a.admin != nil {
-		actx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		addr, err := a.admin.Start(actx)
-		if err != nil {
-			return fmt.Errorf("admin server: %w", err)
-		}
-		a.adminAddr.Store(&addr)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := a.admin.start(actx); err != nil {
+		return err // names the server and its address
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -284,9 +276,7 @@ func (a *Agent) shutdown() {
 	}
 	a.closed = true
 	a.ready.Store(false)
-	if a.admin != nil {
-		_ = a.admin.Close()
-	}
+	a.admin.close()
 	if err := a.dp.close(); err != nil {
 		a.log.Error("cleaning up", "err", err)
 	}
