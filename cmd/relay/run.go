@@ -79,6 +79,8 @@ func cmdRun(args []string, stderr io.Writer) error {
 	}
 	log, level := newLogger(stderr, cfg.Log)
 	log = log.With("relay", cfg.Name)
+	// The private key prints as [redacted] (config.PrivateKey).
+	log.Debug("configuration loaded", "path", *path, "config", cfg)
 
 	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level})
 	if err != nil {

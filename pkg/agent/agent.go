@@ -63,12 +63,10 @@ type Agent struct {
 	opts    Options
 	dp      *dataplane
 	metrics *metrics.Metrics
-	admin   *admin.Server
-	// adminAddr is the admin server's bound address, once it listens.
-	adminAddr atomic.Pointer[net.Addr]
-	socks     net.Listener // netstack mode: SOCKS5 into the mesh
-	epoch     uint64
-	started   time.Time
+	admin   *adminServers
+	socks   net.Listener // netstack mode: SOCKS5 into the mesh
+	epoch   uint64
+	started time.Time
 	// listenPort is cfg.ListenPort, which only a restart changes.
 	listenPort uint16
 
@@ -154,6 +152,11 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	cfg = cfg.Clone() // a.cfg must not change under the owner goroutine
 	a.probes.Store(&probeIndex{})
+	adm, err := newAdminServers(cfg, opts, a) // before the data plane: nothing to undo
+	if err != nil {
+		return nil, err
+	}
+	a.admin = adm
 	// Resolve before building anything: a slow resolver holds no sockets.
 	rctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
 	resolved := a.resolveChanged(rctx, nil, cfg)
@@ -186,13 +189,6 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	if err := a.apply(cfg, resolved, true); err != nil {
 		return nil, err
 	}
-	addr := cfg.Admin
-	if opts.AdminAddr != "" {
-		addr = opts.AdminAddr
-	}
-	if addr != "-" {
-		a.admin = admin.NewServer(addr, a, a.metrics.Registry(), opts.Logger)
-	}
 	a.started = a.clock.Now()
 	a.listenPort = cfg.ListenPort
 	ok = true
@@ -207,14 +203,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	defer close(a.stopped)
 	defer a.shutdown()
-	if a.admin != nil {
-		actx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		addr, err := a.admin.Start(actx)
-		if err != nil {
-			return fmt.Errorf("admin server: %w", err)
-		}
-		a.adminAddr.Store(&addr)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := a.admin.start(actx); err != nil {
+		return err // names the server and its address
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -318,9 +310,7 @@ func (a *Agent) shutdown() {
 	}
 	a.closed = true
 	a.ready.Store(false)
-	if a.admin != nil {
-		_ = a.admin.Close()
-	}
+	a.admin.close()
 	if a.socks != nil {
 		_ = a.socks.Close() // Run's SOCKS5 server has closed it already
 	}
