@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -73,9 +75,101 @@ func TestTemplateMountsWhatTheConfigReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"/etc/liqo-relay/relay.yaml", "secretName: liqo-relay-key", "path: /readyz", "path: /healthz", "containerPort: 51900"} {
+	for _, want := range []string{"/etc/liqo-relay/relay.yaml", "secretName: liqo-relay-key", "defaultMode: 0400", "path: /readyz", "path: /healthz", "containerPort: 51900"} {
 		if !bytes.Contains(tmpl, []byte(want)) {
 			t.Errorf("template lacks %q", want)
 		}
 	}
+}
+
+// TestAdminSurface checks the split of the admin endpoints in the shipped
+// manifests: admin.listen (/status, /ping) stays on loopback and is no
+// container port, while the probes use the port of admin.metricsListen,
+// which serves only /healthz, /readyz and /metrics.
+func TestAdminSurface(t *testing.T) {
+	data, err := os.ReadFile("relay-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(data, &cm); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(cm.Data["relay.yaml"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, adminPort, err := net.SplitHostPort(cfg.Admin.Listen)
+	if err != nil || !config.IsLoopbackHost(host) {
+		t.Errorf("admin.listen %q is not on loopback", cfg.Admin.Listen)
+	}
+	_, metricsPort, err := net.SplitHostPort(cfg.Admin.MetricsListen)
+	if err != nil {
+		t.Fatalf("admin.metricsListen %q: %v", cfg.Admin.MetricsListen, err)
+	}
+
+	tmpl, err := os.ReadFile("gateway-template-with-relay.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := yaml.Unmarshal(tmpl, &doc); err != nil {
+		t.Fatal(err)
+	}
+	relay := findContainer(doc, "relay")
+	if relay == nil {
+		t.Fatal("no relay container in the template")
+	}
+	var c struct {
+		Ports []struct {
+			Name          string `yaml:"name"`
+			ContainerPort int    `yaml:"containerPort"`
+		} `yaml:"ports"`
+		Liveness struct {
+			HTTPGet struct{ Path, Port string } `yaml:"httpGet"`
+		} `yaml:"livenessProbe"`
+		Readiness struct {
+			HTTPGet struct{ Path, Port string } `yaml:"httpGet"`
+		} `yaml:"readinessProbe"`
+	}
+	b, _ := yaml.Marshal(relay)
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	ports := map[string]string{}
+	for _, p := range c.Ports {
+		ports[p.Name] = strconv.Itoa(p.ContainerPort)
+		if ports[p.Name] == adminPort {
+			t.Errorf("container port %s exposes admin.listen (%s)", p.Name, cfg.Admin.Listen)
+		}
+	}
+	for _, probe := range []struct{ path, port string }{{c.Liveness.HTTPGet.Path, c.Liveness.HTTPGet.Port}, {c.Readiness.HTTPGet.Path, c.Readiness.HTTPGet.Port}} {
+		if ports[probe.port] != metricsPort {
+			t.Errorf("probe %s uses port %q (%s), want admin.metricsListen's %s", probe.path, probe.port, ports[probe.port], metricsPort)
+		}
+	}
+}
+
+// findContainer returns the container named name anywhere in doc.
+func findContainer(doc any, name string) map[string]any {
+	switch v := doc.(type) {
+	case map[string]any:
+		if v["name"] == name && v["image"] != nil {
+			return v
+		}
+		for _, x := range v {
+			if c := findContainer(x, name); c != nil {
+				return c
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if c := findContainer(x, name); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 
 	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/pkg/version"
@@ -15,13 +14,13 @@ import (
 // cmdGenkey prints a new Curve25519 private key, clamped, in the base64 form
 // of `wg genkey`.
 func cmdGenkey(stdout io.Writer) error {
-	var k config.Key
+	var k config.PrivateKey
 	if _, err := rand.Read(k[:]); err != nil {
 		return fmt.Errorf("reading randomness: %w", err)
 	}
 	k[0] &= 248
 	k[31] = (k[31] & 127) | 64
-	_, err := fmt.Fprintln(stdout, k.String())
+	_, err := fmt.Fprintln(stdout, k.Reveal())
 	return err
 }
 
@@ -32,7 +31,7 @@ func cmdPubkey(stdin io.Reader, stdout io.Writer) error {
 	if err != nil && err != io.EOF {
 		return fmt.Errorf("reading stdin: %w", err)
 	}
-	k, err := config.ParseKey(strings.TrimSpace(line))
+	k, err := config.ParsePrivateKey(line)
 	if err != nil {
 		return fmt.Errorf("stdin: %w", err)
 	}

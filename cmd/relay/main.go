@@ -17,10 +17,12 @@ const usage = `relay: direct WireGuard links between the provider clusters of a 
 Usage:
   relay run -c FILE            run the relay (SIGHUP reloads FILE, SIGINT/SIGTERM stop it)
   relay check -c FILE          validate a configuration: exit 0, or print every problem and exit 1
-  relay status [--admin ADDR] [--json]
+  relay status [--admin ADDR] [--token-file FILE | -c FILE] [--json]
                                show the running relay's peers and paths
-  relay ping PEER [--admin ADDR]
+  relay ping PEER [--admin ADDR] [--token-file FILE | -c FILE]
                                probe every path to PEER from the running relay
+                               (-c FILE: take the admin address and token file
+                               from the relay's configuration)
   relay demo                   an in-process federation of three relays on loopback
   relay genkey                 print a new private key
   relay pubkey                 read a private key on stdin, print its public key

@@ -93,7 +93,8 @@ func TestPingAndStatusCommands(t *testing.T) {
 }
 
 func reachable(a *agent.Agent, peer string) bool {
-	for _, p := range a.Status().Peers {
+	st, _ := a.Status(context.Background())
+	for _, p := range st.Peers {
 		if p.Name == peer && p.Reachable {
 			return true
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -41,16 +42,19 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func newLogger(w io.Writer, lc config.Log) *slog.Logger {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(lc.Level)); err != nil {
-		level = slog.LevelInfo
+// newLogger returns the relay's logger and its level, which a reload of
+// log.level changes (agent.Options.LogLevel).
+func newLogger(w io.Writer, lc config.Log) (*slog.Logger, *slog.LevelVar) {
+	level := new(slog.LevelVar)
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(lc.Level)); err == nil {
+		level.Set(l)
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if lc.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(slog.NewJSONHandler(w, opts)), level
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(slog.NewTextHandler(w, opts)), level
 }
 
 // cmdRun runs the relay until SIGINT or SIGTERM. SIGHUP re-reads the
@@ -73,9 +77,12 @@ func cmdRun(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, cfg.Log).With("relay", cfg.Name)
+	log, level := newLogger(stderr, cfg.Log)
+	log = log.With("relay", cfg.Name)
+	// The private key prints as [redacted] (config.PrivateKey).
+	log.Debug("configuration loaded", "path", *path, "config", cfg)
 
-	a, err := agent.New(cfg, agent.Options{Logger: log})
+	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level})
 	if err != nil {
 		return err
 	}
@@ -114,14 +121,15 @@ func cmdRun(args []string, stderr io.Writer) error {
 	}
 }
 
+// reload re-reads the configuration file and applies it as a whole. A
+// failed reload leaves the running configuration, unless rolling back a
+// failed change failed too.
 func reload(a *agent.Agent, path string, log *slog.Logger) {
-	cfg, err := agent.LoadFile(path)
-	if err != nil {
-		log.Error("reload rejected: keeping the running configuration", "err", err)
-		a.CountReload(false)
-		return
-	}
-	if err := a.Reload(cfg); err != nil {
+	err := a.ReloadFile(context.Background(), path)
+	switch {
+	case errors.Is(err, agent.ErrRollbackFailed):
+		log.Error("reload failed and could not be fully rolled back", "err", err)
+	case err != nil:
 		log.Error("reload rejected: keeping the running configuration", "err", err)
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"github.com/liqo-relay/relay/pkg/admin"
 )
 
-const defaultAdmin = "127.0.0.1:9586"
-
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -26,16 +24,21 @@ func isTerminal(w io.Writer) bool {
 
 func cmdStatus(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	addr := fs.String("admin", defaultAdmin, "admin address of the running relay")
+	var af adminFlags
+	af.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON (for scripts)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	st, err := admin.FetchStatus(ctx, *addr)
+	c, err := af.client()
 	if err != nil {
 		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := c.Status(ctx)
+	if err != nil {
+		return withTokenHint(err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -48,7 +51,8 @@ func cmdStatus(args []string, stdout io.Writer) error {
 
 func cmdPing(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ping", flag.ContinueOnError)
-	addr := fs.String("admin", defaultAdmin, "admin address of the running relay")
+	var af adminFlags
+	af.register(fs)
 	// Accept the peer before or after the flags.
 	var peer string
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
@@ -61,13 +65,17 @@ func cmdPing(args []string, stdout io.Writer) error {
 		peer = fs.Arg(0)
 	}
 	if peer == "" {
-		return fmt.Errorf("%w: relay ping PEER [--admin ADDR]", errUsage)
+		return fmt.Errorf("%w: relay ping PEER [--admin ADDR] [--token-file FILE | -c FILE]", errUsage)
+	}
+	c, err := af.client()
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := admin.FetchPing(ctx, *addr, peer)
+	res, err := c.Ping(ctx, peer)
 	if err != nil {
-		return err
+		return withTokenHint(err)
 	}
 	admin.RenderPing(stdout, peer, res)
 	for _, r := range res {
@@ -76,4 +84,12 @@ func cmdPing(args []string, stdout io.Writer) error {
 		}
 	}
 	return errors.New("no path answered")
+}
+
+// withTokenHint adds to an authorization failure how to send the token.
+func withTokenHint(err error) error {
+	if errors.Is(err, admin.ErrUnauthorized) {
+		return fmt.Errorf("%w (pass --token-file FILE, or -c CONFIG to use its admin.tokenFile)", err)
+	}
+	return err
 }

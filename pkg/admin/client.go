@@ -26,12 +26,38 @@ const (
 	defaultTimeout = 15 * time.Second
 )
 
+// ErrRateLimited is wrapped by FetchPing when the relay refuses a ping
+// because too many came in a short time.
+var ErrRateLimited = errors.New("too many pings")
+
+// Client talks to the admin server of a running relay.
+type Client struct {
+	// Addr is "host:port" or an http:// URL.
+	Addr string
+	// Token, when not empty, is sent as "Authorization: Bearer TOKEN".
+	Token string
+}
+
 // FetchStatus asks the relay at addr ("host:port" or an http:// URL) for its
-// status. Without a deadline on ctx it gives up after 15 s. When nothing listens there the error reads "no relay answering on
-// ADDR: is it running? (--admin)" and wraps ErrNoRelay and the dial error.
+// status, without a token. See Client.Status.
 func FetchStatus(ctx context.Context, addr string) (Status, error) {
+	return Client{Addr: addr}.Status(ctx)
+}
+
+// FetchPing asks the relay at addr to probe every path of peer now, without
+// a token. See Client.Ping.
+func FetchPing(ctx context.Context, addr, peer string) ([]PingResult, error) {
+	return Client{Addr: addr}.Ping(ctx, peer)
+}
+
+// Status asks the relay for its status. Without a deadline on ctx it gives
+// up after 15 s. When nothing listens there the error reads "no relay
+// answering on ADDR: is it running? (--admin)" and wraps ErrNoRelay and the
+// dial error; a missing or wrong token wraps ErrUnauthorized.
+func (c Client) Status(ctx context.Context) (Status, error) {
 	var s Status
-	body, err := get(ctx, addr, "/status", nil)
+	addr := c.Addr
+	body, err := c.get(ctx, "/status", nil)
 	if err != nil {
 		return Status{}, err
 	}
@@ -41,10 +67,12 @@ func FetchStatus(ctx context.Context, addr string) (Status, error) {
 	return s, nil
 }
 
-// FetchPing asks the relay at addr to probe every path of peer now. For a
-// peer the relay does not know the error wraps ErrUnknownPeer.
-func FetchPing(ctx context.Context, addr, peer string) ([]PingResult, error) {
-	body, err := get(ctx, addr, "/ping", url.Values{"peer": {peer}})
+// Ping asks the relay to probe every path of peer now. For a peer the relay
+// does not know the error wraps ErrUnknownPeer; when the relay's rate limit
+// refuses it, ErrRateLimited.
+func (c Client) Ping(ctx context.Context, peer string) ([]PingResult, error) {
+	addr := c.Addr
+	body, err := c.get(ctx, "/ping", url.Values{"peer": {peer}})
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +97,8 @@ func (e *noRelayError) Unwrap() []error { return []error{ErrNoRelay, e.err} }
 
 // get performs GET path on the admin server and returns the body of a 200
 // answer; other answers become errors carrying the server's message.
-func get(ctx context.Context, addr, path string, q url.Values) ([]byte, error) {
+func (c Client) get(ctx context.Context, path string, q url.Values) ([]byte, error) {
+	addr := c.Addr
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, defaultTimeout)
@@ -89,6 +118,9 @@ func get(ctx context.Context, addr, path string, q url.Values) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("admin request: %w", err)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	// A private transport: no proxy from the environment (the admin
 	// address is local), and no idle connections left behind.
@@ -117,8 +149,13 @@ func get(ctx context.Context, addr, path string, q url.Values) ([]byte, error) {
 	}
 	// A JSON error body tells "no such peer" from "no such endpoint" (an
 	// older relay), which answers 404 in plain text.
-	if resp.StatusCode == http.StatusNotFound && path == "/ping" && eb.Error != "" {
+	switch {
+	case resp.StatusCode == http.StatusNotFound && path == "/ping" && eb.Error != "":
 		return nil, fmt.Errorf("relay at %s: %w %q", addr, ErrUnknownPeer, q.Get("peer"))
+	case resp.StatusCode == http.StatusUnauthorized:
+		return nil, fmt.Errorf("relay at %s: %s: %w", addr, path, ErrUnauthorized)
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return nil, fmt.Errorf("relay at %s: %w: retry in %s s", addr, ErrRateLimited, resp.Header.Get("Retry-After"))
 	}
 	return nil, fmt.Errorf("relay at %s: %s %s: %s", addr, path, resp.Status, msg)
 }

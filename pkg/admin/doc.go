@@ -13,7 +13,14 @@
 //	                  field names are an interface scripts rely on.
 //	/metrics          the Prometheus registry passed to NewServer.
 //	/ping?peer=NAME   probes every path of the peer now and returns
-//	                  []PingResult as JSON; 404 for an unknown peer.
+//	                  []PingResult as JSON; 404 for an unknown peer, 429
+//	                  with Retry-After beyond 5 pings at once and 1/s.
+//
+// With Options.Token, /status and /ping answer 401 without
+// "Authorization: Bearer TOKEN" (compared in constant time). With
+// Options.HealthAndMetricsOnly the server has only /healthz, /readyz and
+// /metrics: the one for admin.metricsListen, which may listen where the
+// kubelet and Prometheus reach it.
 //
 // The server asks a Source (implemented by the agent) for everything it
 // shows; package admintest has a fake one. FetchStatus and FetchPing are the

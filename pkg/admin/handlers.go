@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,17 +21,26 @@ const pingTimeout = 10 * time.Second
 
 // handler serves the admin endpoints.
 type handler struct {
-	src Source
-	log *slog.Logger
+	src   Source
+	log   *slog.Logger
+	token *tokenCheck // nil: no token required
+	now   func() time.Time
+	pings *tokenBucket
 }
 
-func newHandler(src Source, reg *prometheus.Registry, log *slog.Logger) http.Handler {
-	h := &handler{src: src, log: log}
+func newHandler(src Source, reg *prometheus.Registry, log *slog.Logger, opts Options) http.Handler {
+	h := &handler{src: src, log: log, token: newTokenCheck(opts.Token), now: opts.Now,
+		pings: newTokenBucket(pingBurst, pingInterval)}
+	if h.now == nil {
+		h.now = time.Now
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", h.healthz)
 	mux.HandleFunc("GET /readyz", h.readyz)
-	mux.HandleFunc("GET /status", h.status)
-	mux.HandleFunc("GET /ping", h.ping)
+	if !opts.HealthAndMetricsOnly {
+		mux.HandleFunc("GET /status", h.authorized(h.status))
+		mux.HandleFunc("GET /ping", h.authorized(h.ping))
+	}
 	if reg != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -38,6 +49,20 @@ func newHandler(src Source, reg *prometheus.Registry, log *slog.Logger) http.Han
 		}))
 	}
 	return mux
+}
+
+// authorized wraps an endpoint that needs the bearer token, when one is
+// configured.
+func (h *handler) authorized(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !h.token.ok(r) {
+			h.log.Debug("admin request without a valid token", "path", r.URL.Path, "remote", r.RemoteAddr)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="liqo-relay admin"`)
+			writeError(w, http.StatusUnauthorized, "this endpoint needs the bearer token of admin.tokenFile (Authorization: Bearer TOKEN)")
+			return
+		}
+		next(w, r)
+	}
 }
 
 func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
@@ -55,14 +80,25 @@ func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	writeText(w, http.StatusOK, "ok")
 }
 
-func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, h.src.Status().normalized())
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	st, err := h.src.Status(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, st.normalized())
 }
 
 func (h *handler) ping(w http.ResponseWriter, r *http.Request) {
 	peer := r.URL.Query().Get("peer")
 	if peer == "" {
 		writeError(w, http.StatusBadRequest, "missing query parameter peer")
+		return
+	}
+	if ok, wait := h.pings.take(h.now()); !ok {
+		secs := int(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		writeError(w, http.StatusTooManyRequests, "too many pings: at most "+strconv.Itoa(pingBurst)+" at once and one a second after that")
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), pingTimeout)

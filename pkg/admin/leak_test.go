@@ -58,8 +58,8 @@ func (pipeAddr) String() string  { return "pipe" }
 
 type staticSource struct{}
 
-func (staticSource) Status() Status        { return Status{Name: "a"} }
-func (staticSource) Ready() (bool, string) { return true, "" }
+func (staticSource) Status(context.Context) (Status, error) { return Status{Name: "a"}, nil }
+func (staticSource) Ready() (bool, string)                  { return true, "" }
 func (staticSource) Ping(context.Context, string) ([]PingResult, error) {
 	return nil, nil
 }

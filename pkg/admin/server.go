@@ -37,6 +37,7 @@ var (
 // Start, stop it with Close or by cancelling Start's context.
 type Server struct {
 	addr    string
+	what    string // "admin server" or "admin metrics server", for logs and errors
 	log     *slog.Logger
 	handler http.Handler
 
@@ -48,17 +49,41 @@ type Server struct {
 	err     error         // shutdown error, valid once done is closed
 }
 
+// Options are a Server's optional settings; the zero value serves every
+// endpoint without a token.
+type Options struct {
+	// Token, when not empty, is the bearer token that /status and /ping
+	// require ("Authorization: Bearer TOKEN"). /healthz, /readyz and
+	// /metrics never require it.
+	Token string
+	// HealthAndMetricsOnly serves /healthz, /readyz and /metrics only, for
+	// an address that the kubelet and Prometheus reach.
+	HealthAndMetricsOnly bool
+	// Now is the clock of the /ping rate limit; nil means time.Now.
+	Now func() time.Time
+}
+
 // NewServer returns a server for addr that shows src and, when reg is not
 // nil, serves reg on /metrics. A nil log discards.
 func NewServer(addr string, src Source, reg *prometheus.Registry, log *slog.Logger) *Server {
+	return NewServerWith(addr, src, reg, log, Options{})
+}
+
+// NewServerWith is NewServer with options.
+func NewServerWith(addr string, src Source, reg *prometheus.Registry, log *slog.Logger, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "admin")
+	what := "admin server"
+	if opts.HealthAndMetricsOnly {
+		what = "admin metrics server"
+	}
 	return &Server{
 		addr:    addr,
+		what:    what,
 		log:     log,
-		handler: newHandler(src, reg, log),
+		handler: newHandler(src, reg, log, opts),
 		stop:    make(chan struct{}),
 	}
 }
@@ -75,9 +100,9 @@ func (s *Server) Start(ctx context.Context) (net.Addr, error) {
 	ln, err := lc.Listen(ctx, "tcp", s.addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("admin address %s is already in use (another relay running? choose another with --admin): %w", s.addr, err)
+			return nil, fmt.Errorf("%s: address %s is already in use (another relay running? choose another in the admin settings): %w", s.what, s.addr, err)
 		}
-		return nil, fmt.Errorf("admin: listen on %s: %w", s.addr, err)
+		return nil, fmt.Errorf("%s: listen on %s: %w", s.what, s.addr, err)
 	}
 	if err := s.serve(ctx, ln); err != nil {
 		ln.Close()
@@ -109,7 +134,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	s.log.Info("admin server listening", "addr", ln.Addr().String())
+	s.log.Info(s.what+" listening", "addr", ln.Addr().String())
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -121,7 +146,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 			// Serve failed on its own (the listener broke). Connections
 			// already accepted may still be open: shut them down too.
 			serving = false
-			s.log.Error("admin server stopped accepting", "err", err)
+			s.log.Error(s.what+" stopped accepting", "err", err)
 			s.err = fmt.Errorf("admin: serve: %w", err)
 		case <-ctx.Done():
 		case <-s.stop:
@@ -130,13 +155,13 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		if err := srv.Shutdown(sctx); err != nil {
-			s.log.Warn("admin server: graceful shutdown incomplete, closing connections", "err", err)
+			s.log.Warn(s.what+": graceful shutdown incomplete, closing connections", "err", err)
 			srv.Close()
 		}
 		if serving {
 			<-served // http.ErrServerClosed
 		}
-		s.log.Info("admin server stopped")
+		s.log.Info(s.what + " stopped")
 	}()
 	return nil
 }

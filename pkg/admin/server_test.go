@@ -78,14 +78,14 @@ func TestServerAddressInUse(t *testing.T) {
 	if err == nil {
 		t.Fatal("second server on the same address started")
 	}
-	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "admin address "+addr+" is already in use") {
+	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "admin server: address "+addr+" is already in use") {
 		t.Errorf("error %q does not say the address is in use", err)
 	}
 }
 
 func TestServerBadAddress(t *testing.T) {
 	s := admin.NewServer("127.0.0.1:notaport", &admintest.Source{}, nil, nil)
-	if _, err := s.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "admin: listen on 127.0.0.1:notaport") {
+	if _, err := s.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "admin server: listen on 127.0.0.1:notaport") {
 		t.Errorf("error %v", err)
 	}
 }

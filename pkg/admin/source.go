@@ -13,8 +13,10 @@ var ErrUnknownPeer = errors.New("unknown peer")
 // method may be called concurrently from request goroutines and must not
 // block on the data path.
 type Source interface {
-	// Status returns a snapshot. The server does not modify it.
-	Status() Status
+	// Status returns a snapshot, or an error when none can be had (the
+	// relay is stopping, or did not answer before ctx was done); the server
+	// answers 503 with that error. The server does not modify the snapshot.
+	Status(ctx context.Context) (Status, error)
 	// Ready reports whether the configuration is applied and the device is
 	// up, and if not, why. It must not depend on peer reachability.
 	Ready() (ready bool, reason string)

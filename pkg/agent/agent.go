@@ -50,6 +50,10 @@ type Options struct {
 	AdminAddr string
 	Metrics   *metrics.Metrics
 	Resolver  Resolver
+	// LogLevel, when set, is the level of Logger's handler: Apply sets it
+	// from log.level, so a reload changes the level. Without it a change
+	// of log.level is refused (a restart is needed).
+	LogLevel *slog.LevelVar
 }
 
 // Agent runs one relay. Build it with New, run it with Run.
@@ -59,12 +63,21 @@ type Agent struct {
 	opts    Options
 	dp      *dataplane
 	metrics *metrics.Metrics
-	admin   *admin.Server
-	// adminAddr is the admin server's bound address, once it listens.
-	adminAddr atomic.Pointer[net.Addr]
-	socks     net.Listener // netstack mode: SOCKS5 into the mesh
-	epoch     uint64
-	started   time.Time
+	admin   *adminServers
+	socks   net.Listener // netstack mode: SOCKS5 into the mesh
+	epoch   uint64
+	started time.Time
+	// listenPort is cfg.ListenPort, which only a restart changes.
+	listenPort uint16
+
+	// cur is the running configuration, published by the owner goroutine
+	// for Apply (to find the peers whose endpoints need resolving).
+	cur atomic.Pointer[config.Config]
+	// applyMu serialises Apply calls, so that cur does not change between
+	// an Apply's resolution and its turn on the owner goroutine.
+	applyMu sync.Mutex
+	// wakes counts the owner loop's wake-ups by cause (tests).
+	wakes struct{ timer, house atomic.Uint64 }
 
 	// Owned by the Run goroutine.
 	cfg    *config.Config
@@ -73,8 +86,7 @@ type Agent struct {
 	mon    *health.Monitor
 	sel    *failover.Selector
 	events eventLog
-	nonce  uint64
-	pings  map[uint64]*pingWait // outstanding `relay ping` probes by nonce
+	pings  map[uint64]*pingWait // outstanding `relay ping` probes by nonce (from mon.NextNonce)
 	dueBuf []health.Probe
 	// lastHousekeep is when housekeep last ran (passive evidence dating).
 	lastHousekeep time.Time
@@ -82,6 +94,7 @@ type Agent struct {
 
 	// Shared with the Bind's receive goroutines (probe handling).
 	probes atomic.Pointer[probeIndex]
+	budget probeBudget // per-source verification budget (probe.go)
 
 	// Requests into the owner goroutine.
 	replyc  chan probeReply
@@ -137,16 +150,35 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		stopped: make(chan struct{}),
 		name:    cfg.Name,
 	}
+	cfg = cfg.Clone() // a.cfg must not change under the owner goroutine
 	a.probes.Store(&probeIndex{})
+	adm, err := newAdminServers(cfg, opts, a) // before the data plane: nothing to undo
+	if err != nil {
+		return nil, err
+	}
+	a.admin = adm
+	// Resolve before building anything: a slow resolver holds no sockets.
+	rctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	resolved := a.resolveChanged(rctx, nil, cfg)
+	cancel()
 	dp, err := buildDataplane(cfg, opts, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
 	a.dp = dp
+	ok := false
+	defer func() {
+		if ok {
+			return
+		}
+		if a.socks != nil {
+			_ = a.socks.Close()
+		}
+		_ = dp.close()
+	}()
 	if dp.ns != nil && cfg.Netstack.SOCKS5 != "" {
 		ln, err := net.Listen("tcp", cfg.Netstack.SOCKS5)
 		if err != nil {
-			_ = dp.close()
 			return nil, fmt.Errorf("netstack.socks5: %w", err)
 		}
 		a.socks = ln
@@ -154,18 +186,12 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	dp.bind.SetProbePredicate(health.IsProbe)
 	dp.bind.SetProbeHandler(a.handleProbe)
 	a.cfg = &config.Config{Name: cfg.Name, PrivateKey: cfg.PrivateKey, Health: cfg.Health}
-	if err := a.apply(cfg, true); err != nil {
-		_ = dp.close()
+	if err := a.apply(cfg, resolved, true); err != nil {
 		return nil, err
 	}
-	addr := cfg.Admin
-	if opts.AdminAddr != "" {
-		addr = opts.AdminAddr
-	}
-	if addr != "-" {
-		a.admin = admin.NewServer(addr, a, a.metrics.Registry(), opts.Logger)
-	}
 	a.started = a.clock.Now()
+	a.listenPort = cfg.ListenPort
+	ok = true
 	return a, nil
 }
 
@@ -177,14 +203,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	defer close(a.stopped)
 	defer a.shutdown()
-	if a.admin != nil {
-		actx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		addr, err := a.admin.Start(actx)
-		if err != nil {
-			return fmt.Errorf("admin server: %w", err)
-		}
-		a.adminAddr.Store(&addr)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := a.admin.start(actx); err != nil {
+		return err // names the server and its address
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -201,7 +223,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.ready.Store(true)
 	a.log.Info("relay up", "name", a.cfg.Name, "mode", a.cfg.Mode, "listenPort", a.cfg.ListenPort, "peers", len(a.cfg.Peers))
 
-	timer := time.NewTimer(0)
+	timer := time.NewTimer(0) // the first step at once
 	defer timer.Stop()
 	house := time.NewTicker(housekeepingInterval)
 	defer house.Stop()
@@ -214,10 +236,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		case r := <-a.replyc:
 			a.onReply(r)
 		case req := <-a.reloadc:
-			req.done <- a.reload(req.cfg)
+			req.done <- a.reload(req)
 		case fn := <-a.callc:
 			fn()
 		case <-house.C:
+			a.wakes.house.Add(1)
 			now := a.clock.Now()
 			a.housekeep(now)
 			if now.Sub(lastRules) >= rulesCheckInterval {
@@ -225,25 +248,28 @@ func (a *Agent) Run(ctx context.Context) error {
 				a.checkRules()
 			}
 		case <-timer.C:
+			a.wakes.timer.Add(1)
 		}
 		a.drainReplies()
 		now := a.clock.Now()
 		a.step(now)
-		d := a.mon.NextDeadline().Sub(now)
-		if d < minTimer {
-			d = minTimer
+		// Since Go 1.23 Reset and Stop leave no stale tick in timer.C.
+		if d, ok := sleepFor(now, a.mon.NextDeadline()); ok {
+			timer.Reset(d)
+		} else {
+			timer.Stop()
 		}
-		if d > maxTimer {
-			d = maxTimer
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(d)
 	}
+}
+
+// sleepFor returns how long the owner loop may sleep before the monitor's
+// next deadline, and false when there is none (no paths): then only
+// events, requests and housekeeping wake it.
+func sleepFor(now, deadline time.Time) (time.Duration, bool) {
+	if deadline.IsZero() {
+		return 0, false
+	}
+	return min(max(deadline.Sub(now), minTimer), maxTimer), true
 }
 
 const (
@@ -284,8 +310,9 @@ func (a *Agent) shutdown() {
 	}
 	a.closed = true
 	a.ready.Store(false)
-	if a.admin != nil {
-		_ = a.admin.Close()
+	a.admin.close()
+	if a.socks != nil {
+		_ = a.socks.Close() // Run's SOCKS5 server has closed it already
 	}
 	if err := a.dp.close(); err != nil {
 		a.log.Error("cleaning up", "err", err)
@@ -300,24 +327,6 @@ func (a *Agent) Close() {
 	}
 	a.shutdown()
 }
-
-// Reload applies a new configuration. Peers it leaves unchanged are not
-// disturbed; an invalid or unsupported change is rejected as a whole and the
-// running configuration stays.
-func (a *Agent) Reload(cfg *config.Config) error {
-	req := reloadReq{cfg: cfg, done: make(chan error, 1)}
-	select {
-	case a.reloadc <- req:
-	case <-a.stopped:
-		return errNotRunning
-	}
-	err := <-req.done
-	a.CountReload(err == nil)
-	return err
-}
-
-// CountReload records the outcome of a reload attempt in the metrics.
-func (a *Agent) CountReload(ok bool) { a.metrics.ConfigReload(ok) }
 
 // errNotRunning is returned by calls into an agent whose Run has ended.
 var errNotRunning = errors.New("agent: not running")
@@ -337,15 +346,20 @@ func (a *Agent) do(ctx context.Context, fn func()) error {
 	return nil
 }
 
-// Status returns the relay's current status (admin.Source).
-func (a *Agent) Status() admin.Status {
+// statusTimeout bounds how long Status waits for the owner goroutine.
+const statusTimeout = 5 * time.Second
+
+// Status returns the relay's current status (admin.Source). It fails when
+// the relay is not running or its owner goroutine does not answer within
+// ctx (and at most statusTimeout).
+func (a *Agent) Status(ctx context.Context) (admin.Status, error) {
 	var st admin.Status
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	if err := a.do(ctx, func() { st = a.buildStatus() }); err != nil {
-		return admin.Status{Name: a.name}
+		return admin.Status{}, fmt.Errorf("relay %s: status: %w", a.name, err)
 	}
-	return st
+	return st, nil
 }
 
 // Ready reports whether the configuration is applied and the device is up
@@ -357,14 +371,10 @@ func (a *Agent) Ready() (bool, string) {
 	return false, "starting or shutting down"
 }
 
-type reloadReq struct {
-	cfg  *config.Config
-	done chan error
-}
-
-// ListenPort returns the UDP port the relay listens on.
+// ListenPort returns the UDP port the relay listens on. It is safe to call
+// from any goroutine.
 func (a *Agent) ListenPort() uint16 {
-	return a.cfg.ListenPort
+	return a.listenPort
 }
 
 // DialContext connects from this relay's own overlay address into the mesh.

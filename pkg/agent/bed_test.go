@@ -283,9 +283,19 @@ func (b *bed) close() {
 	b.sink.close()
 }
 
+// status returns relay name's status; the test fails if there is none.
+func (b *bed) status(name string) admin.Status {
+	b.t.Helper()
+	st, err := b.agent(name).Status(context.Background())
+	if err != nil {
+		b.t.Fatalf("status of %s: %v", name, err)
+	}
+	return st
+}
+
 // peer returns from's status of peer, and whether it is listed.
 func (b *bed) peer(from, peer string) (admin.PeerStatus, bool) {
-	for _, p := range b.agent(from).Status().Peers {
+	for _, p := range b.status(from).Peers {
 		if p.Name == peer {
 			return p, true
 		}

@@ -23,10 +23,11 @@ import (
 // the wireguard-go device between them. It is built whole or not at all.
 type dataplane struct {
 	dev    *device.Device
+	wg     wgDevice // dev's UAPI: every run-time IpcSet and IpcGet goes through it
 	bind   *bind.Bind
 	pipe   *pipe.Device
-	ns     *tun.Netstack     // netstack mode
-	routes *tun.RouteManager // tun mode
+	ns     *tun.Netstack // netstack mode
+	routes routeTable    // tun mode (a *tun.RouteManager); nil in netstack mode
 }
 
 // buildDataplane creates the devices for cfg. On error everything already
@@ -97,7 +98,10 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 		innerBind = conn.NewStdNetBind()
 	}
 	dp.bind = bind.New(innerBind)
-	dp.dev = device.NewDevice(dp.pipe, dp.bind, wireguardLogger(log))
+	// The Bind credits received data to a path only when WireGuard writes
+	// it to the TUN side, i.e. after authentication and the replay check.
+	dp.dev = device.NewDevice(dp.bind.WrapTUN(dp.pipe), dp.bind, wireguardLogger(log))
+	dp.wg = dp.dev
 	undo = append(undo, dp.dev.Close)
 	// Our Bind picks the path on every send; WireGuard must never replace
 	// the logical endpoint with the address a packet came from.

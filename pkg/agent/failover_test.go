@@ -27,7 +27,7 @@ func TestFailoverDuringTransfer(t *testing.T) {
 
 	r := x.finish(t, b, cutAt)
 	elapsed := time.Since(x.start)
-	if ev := switchEvent(b.agent(relayA).Status(), relayB, "direct", "consumer"); ev.Reason != "down" {
+	if ev := switchEvent(b.status(relayA), relayB, "direct", "consumer"); ev.Reason != "down" {
 		t.Errorf("switch to consumer: %+v, want reason down", ev)
 	}
 	t.Logf("%d MB in %s; cut at %s, A switched %s after the cut; longest stall seen by the receiver: %s (ended %s after the cut)",
@@ -37,7 +37,7 @@ func TestFailoverDuringTransfer(t *testing.T) {
 	restored := time.Now()
 	b.direct.Cut(false)
 	back := b.waitActive(relayA, relayB, "direct")
-	ev := lastEvent(b.agent(relayA).Status(), relayB)
+	ev := lastEvent(b.status(relayA), relayB)
 	if ev.To != "direct" || !slices.Contains([]string{"failback", "better"}, ev.Reason) {
 		t.Errorf("back to direct by %+v, want reason failback or better", ev)
 	}

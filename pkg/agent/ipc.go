@@ -17,9 +17,10 @@ import (
 func hexKey(k config.Key) string { return hex.EncodeToString(k[:]) }
 
 // deviceUAPI renders the device-wide settings.
-func deviceUAPI(key config.Key, port uint16, fwmark uint32) string {
+// Its result holds the private key: never log it.
+func deviceUAPI(key config.PrivateKey, port uint16, fwmark uint32) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "private_key=%s\nlisten_port=%d\n", hexKey(key), port)
+	fmt.Fprintf(&b, "private_key=%s\nlisten_port=%d\n", key.Hex(), port)
 	if fwmark != 0 {
 		fmt.Fprintf(&b, "fwmark=%d\n", fwmark)
 	}

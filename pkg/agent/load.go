@@ -3,9 +3,9 @@ package agent
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/secretfile"
 )
 
 // LoadFile reads and validates a configuration file and resolves its private
@@ -27,14 +27,17 @@ func LoadFile(path string) (*config.Config, error) {
 }
 
 // ResolveKey fills cfg.PrivateKey from cfg.PrivateKeyFile when the key is
-// kept in a file, and checks that it is not one of the peers' keys.
+// kept in a file, and checks that it is not one of the peers' keys. The
+// file must pass secretfile.Read: a regular file (after symbolic links)
+// that group and others cannot read, of at most 4 KiB.
 func ResolveKey(cfg *config.Config) error {
 	if cfg.PrivateKeyFile != "" {
-		data, err := os.ReadFile(cfg.PrivateKeyFile)
+		data, err := secretfile.Read(cfg.PrivateKeyFile)
 		if err != nil {
 			return fmt.Errorf("privateKeyFile: %w", err)
 		}
-		k, err := config.ParseKey(strings.TrimSpace(string(data)))
+		k, err := config.ParsePrivateKey(string(data))
+		clear(data)
 		if err != nil {
 			return fmt.Errorf("privateKeyFile: %s: %w", cfg.PrivateKeyFile, err)
 		}

@@ -9,10 +9,6 @@ import (
 	"github.com/liqo-relay/relay/pkg/health"
 )
 
-// pingNonceBit marks the nonces of `relay ping` probes, so their answers go
-// to the waiting request and not to the health monitor.
-const pingNonceBit = 1 << 63
-
 // pingTimeout is how long `relay ping` waits for answers.
 const pingTimeout = 2 * time.Second
 
@@ -87,8 +83,10 @@ func (a *Agent) startPing(peer string) (*pingWait, error) {
 		if !st.paths[i].addr.IsValid() {
 			continue
 		}
-		a.nonce++
-		n := a.nonce | pingNonceBit
+		// The same counter as the health probes: the peer keeps one replay
+		// window for all our requests (docs/protocol.md). The answer is
+		// told apart by its nonce, which the monitor never matches.
+		n := a.mon.NextNonce()
 		w.nonces = append(w.nonces, n)
 		a.pings[n] = w
 		w.left++

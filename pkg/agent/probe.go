@@ -9,6 +9,7 @@ import (
 	"golang.zx2c4.com/wireguard/device"
 
 	"github.com/liqo-relay/relay/pkg/health"
+	"github.com/liqo-relay/relay/pkg/metrics"
 )
 
 // probePeer is what a Bind receive goroutine needs to answer and match the
@@ -59,13 +60,36 @@ func (a *Agent) publishProbeIndex() {
 	a.probes.Store(idx)
 }
 
+// probeBudget is the per-source verification budget, shared by the Bind's
+// receive goroutines. The zero value is ready to use.
+type probeBudget struct {
+	mu sync.Mutex
+	b  *health.SourceBudget
+}
+
+func (p *probeBudget) allow(src netip.Addr, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.b == nil {
+		p.b = health.NewSourceBudget(0, 0, 0)
+	}
+	return p.b.Allow(src, now)
+}
+
 // handleProbe runs on a Bind receive goroutine for every datagram that looks
 // like a probe. It answers authenticated, fresh requests at once (to the
 // address they came from: paths cross NATs) and hands replies to the owner
-// goroutine. Anything unauthenticated is dropped without an answer.
+// goroutine. Anything unauthenticated is dropped without an answer; so is
+// anything from a source over its verification budget, before any
+// cryptography (health.SourceBudget).
 func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
 	var m health.Message
 	if health.Unmarshal(pkt, &m) != nil {
+		return
+	}
+	at := a.clock.Now()
+	if !a.budget.allow(from.Addr(), at) {
+		a.metrics.ProbeDropped(metrics.ProbeDropBudget)
 		return
 	}
 	idx := a.probes.Load()
@@ -74,7 +98,6 @@ func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
 		a.metrics.ProbeRejected()
 		return
 	}
-	at := a.clock.Now()
 	switch m.Kind {
 	case health.KindRequest:
 		pp.mu.Lock()

@@ -75,7 +75,7 @@ func TestReloadPathOrderKeepsSession(t *testing.T) {
 	b.waitActive(relayA, relayB, "direct")
 	s := b.openStream()
 	before := b.sessionMark()
-	gen := b.agent(relayA).Status().ConfigGeneration
+	gen := b.status(relayA).ConfigGeneration
 
 	n0 := s.count()
 	err := b.reloadA(func(c *config.Config) {
@@ -85,7 +85,7 @@ func TestReloadPathOrderKeepsSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reload: %v", err)
 	}
-	st := b.agent(relayA).Status()
+	st := b.status(relayA)
 	if st.ConfigGeneration != gen+1 {
 		t.Errorf("config generation %d after reload, want %d", st.ConfigGeneration, gen+1)
 	}
@@ -153,7 +153,7 @@ func TestReloadBiasMovesTrafficWithoutHandshake(t *testing.T) {
 	if after := b.sessionMark(); after != before {
 		t.Errorf("a new handshake happened:\nbefore %+v\nafter  %+v", before, after)
 	}
-	if ev := switchEvent(b.agent(relayA).Status(), relayB, "direct", "consumer"); ev.Reason != "better" {
+	if ev := switchEvent(b.status(relayA), relayB, "direct", "consumer"); ev.Reason != "better" {
 		t.Errorf("switch to consumer %+v, want reason better", ev)
 	}
 	t.Logf("switched to consumer %s after the reload (betterHold 2s); min RTT now %s, largest gap %s",
@@ -174,7 +174,7 @@ func lastEvent(st admin.Status, peer string) admin.Event {
 func TestReloadRejected(t *testing.T) {
 	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 5 * time.Millisecond, Health: calmHealth})
 	b.waitActive(relayA, relayB, "direct")
-	before := b.agent(relayA).Status()
+	before := b.status(relayA)
 	for _, tc := range []struct {
 		name string
 		edit func(*config.Config)
@@ -183,10 +183,9 @@ func TestReloadRejected(t *testing.T) {
 		{"mode", func(c *config.Config) { c.Mode = config.ModeTUN }, []string{"mode", "cannot change while running"}},
 		{"listenPort and mtu", func(c *config.Config) { c.ListenPort++; c.MTU = 1400 }, []string{"listenPort", "mtu", "restart"}},
 		{"two peers claim one prefix", func(c *config.Config) {
-			// config.Parse rejects this; a config built in code reaches
-			// the packet rules' own check.
+			// A config built in code: Apply validates it as Parse does.
 			peerOf(t, c, relayC).Prefixes = append(peerOf(t, c, relayC).Prefixes, peerOf(t, c, relayB).Prefixes[0])
-		}, []string{"already routed to peer"}},
+		}, []string{"invalid configuration", "peers[1].prefixes[2]", "overlaps"}},
 		{"bad seesUs", func(c *config.Config) {
 			p := peerOf(t, c, relayB)
 			p.SeesUs = []config.Mapping{{Real: c.Exports[0], As: c.Exports[0]}, {Real: c.Exports[0], As: c.Exports[0]}}
@@ -203,7 +202,7 @@ func TestReloadRejected(t *testing.T) {
 				}
 			}
 			t.Logf("rejected: %v", err)
-			after := b.agent(relayA).Status()
+			after := b.status(relayA)
 			if after.ConfigGeneration != before.ConfigGeneration {
 				t.Errorf("generation %d -> %d", before.ConfigGeneration, after.ConfigGeneration)
 			}

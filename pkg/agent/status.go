@@ -49,7 +49,7 @@ type wgPeerInfo struct {
 // wireguardPeers reads per-peer counters from wireguard-go's UAPI.
 func (a *Agent) wireguardPeers() map[string]wgPeerInfo {
 	out := map[string]wgPeerInfo{}
-	text, err := a.dp.dev.IpcGet()
+	text, err := a.dp.wg.IpcGet()
 	if err != nil {
 		return out
 	}

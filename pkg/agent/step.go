@@ -133,7 +133,7 @@ func (a *Agent) startKeepalive(st *peerState) {
 	if st.cfg.PersistentKeepalive == 0 {
 		return
 	}
-	if err := a.dp.dev.IpcSet(keepaliveUAPI(&st.cfg)); err != nil {
+	if err := a.dp.wg.IpcSet(keepaliveUAPI(&st.cfg)); err != nil {
 		a.log.Error("setting keepalive", "peer", st.cfg.Name, "err", err)
 	}
 }
@@ -177,17 +177,15 @@ func (a *Agent) housekeep(now time.Time) {
 	for name, st := range a.peers {
 		a.runDeferred(st, now)
 		var rx uint64
-		for _, src := range a.dp.bind.RxStats(name) {
+		srcs := a.dp.bind.RxStats(name)
+		for _, src := range srcs {
 			rx += src.Bytes
-			prev := st.rxSeen[src.Addr]
-			if src.Packets == prev {
-				continue
-			}
-			st.rxSeen[src.Addr] = src.Packets
-			if i := st.pathFor(src.Addr); i >= 0 && !evidenceAt.IsZero() {
+		}
+		newRx(st.rxSeen, srcs, func(addr netip.AddrPort) {
+			if i := st.pathFor(addr); i >= 0 && !evidenceAt.IsZero() {
 				a.mon.OnPassive(st.pathID(i), evidenceAt)
 			}
-		}
+		})
 		a.metrics.PeerBytes(name, rx, a.dp.bind.TxBytes(name))
 		for i, p := range st.cfg.Paths {
 			if s, ok := a.mon.Stats(st.pathID(i)); ok {

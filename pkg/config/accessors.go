@@ -13,7 +13,7 @@ func (c *Config) PublicKey() Key {
 
 // CheckPrivateKey checks a private key read from PrivateKeyFile: it must
 // not be zero, and no peer may use its public key.
-func (c *Config) CheckPrivateKey(k Key) error {
+func (c *Config) CheckPrivateKey(k PrivateKey) error {
 	if k.IsZero() {
 		return Errors{{Path: "privateKeyFile", Msg: "key is all zeros"}}
 	}
@@ -68,6 +68,6 @@ func (c *Config) Clone() *Config {
 // print or log.
 func (c *Config) Redacted() *Config {
 	d := c.Clone()
-	d.PrivateKey = Key{}
+	d.PrivateKey = PrivateKey{}
 	return d
 }

@@ -89,15 +89,15 @@ func TestPeerLookupReturnsElement(t *testing.T) {
 
 func TestCheckPrivateKey(t *testing.T) {
 	c := mustParse(t, "name: a\nprivateKeyFile: /k\naddresses: [100.80.0.1/32]\npeers:\n  - {name: b, publicKey: $OWNPUB, prefixes: [10.72.0.0/16], paths: [{name: d, endpoint: 'h:1'}]}\n")
-	err := c.CheckPrivateKey(mustKey(t, vectorPrivate))
+	err := c.CheckPrivateKey(PrivateKey(mustKey(t, vectorPrivate)))
 	var errs Errors
 	if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Path != "peers[0].publicKey" {
 		t.Errorf("CheckPrivateKey(own key of a peer) = %v", err)
 	}
-	if err := c.CheckPrivateKey(Key{}); err == nil {
+	if err := c.CheckPrivateKey(PrivateKey{}); err == nil {
 		t.Error("CheckPrivateKey(zero) succeeded")
 	}
-	if err := c.CheckPrivateKey(testKey(7)); err != nil {
+	if err := c.CheckPrivateKey(PrivateKey(testKey(7))); err != nil {
 		t.Errorf("CheckPrivateKey(other) = %v", err)
 	}
 }
@@ -113,14 +113,14 @@ func TestValidateBuiltInCode(t *testing.T) {
 	checkErrors(t, errs, []string{
 		"name: required", "privateKey: required", "listenPort: 0 is not a port",
 		`mode: "" is not a mode`, "addresses: required", "mtu: 0 is out of range",
-		`admin: "" is not host:port`, `log.level: "" is not a level`, `log.format: "" is not a format`,
+		`admin.listen: "" is not host:port`, `log.level: "" is not a level`, `log.format: "" is not a format`,
 		"health.interval", "health.detectMultiplier", "health.upThreshold",
 		"health.selector",
 	})
 
 	c := Defaults()
 	c.Name = "a"
-	c.PrivateKey = testKey(5)
+	c.PrivateKey = PrivateKey(testKey(5))
 	c.Addresses = []netip.Prefix{netip.MustParsePrefix("100.80.0.1/32")}
 	p := DefaultPeer(c.Health)
 	p.Name, p.PublicKey = "b", testKey(6)

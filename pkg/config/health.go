@@ -4,93 +4,50 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/liqo-relay/relay/pkg/failover"
+	"github.com/liqo-relay/relay/pkg/health"
 )
 
-// Health configures probing and path selection for a peer.
+// Probing is pkg/health's probe and detection settings (interval,
+// idleInterval, detectMultiplier, upThreshold); pkg/health owns the type and
+// its defaults. LossWindow is not configurable: it keeps health's default.
+type Probing = health.Settings
+
+// Selection is pkg/failover's path selection settings (betterMargin,
+// betterMarginRatio, betterHold, failbackHold, lossPenalty, selector,
+// dampening); pkg/failover owns the type and its defaults.
+type Selection = failover.Settings
+
+// Dampening configures RFC 2439 style flap dampening of paths, as
+// pkg/failover defines it.
+type Dampening = failover.Dampening
+
+// Health configures probing and path selection for a peer. It is made of
+// the settings types of the packages that use them, so the agent hands
+// Probing to the health monitor and Selection to the selector as they are.
+// Each YAML field of the health block is the name of a field of these types
+// in lowerCamelCase.
 type Health struct {
-	// Interval is the probe interval of the active path.
-	Interval time.Duration
-	// IdleInterval is the probe interval of the other paths.
-	IdleInterval time.Duration
-	// DetectMultiplier: a path is down after this many intervals without
-	// an answer.
-	DetectMultiplier int
-	// UpThreshold: a down path is up again after this many consecutive
-	// answers.
-	UpThreshold int
-	// A challenger path replaces the active one only if its cost is lower
-	// by more than BetterMargin and by more than BetterMarginRatio of the
-	// active path's cost, continuously for BetterHold.
-	BetterMargin      time.Duration
-	BetterMarginRatio float64
-	BetterHold        time.Duration
-	// FailbackHold: a recovered path must stay up this long before
-	// traffic fails back to it.
-	FailbackHold time.Duration
-	// LossPenalty is the cost added per 100% loss:
-	// cost = srtt + bias + LossPenalty*loss.
-	LossPenalty time.Duration
-	// Selector is SelectorLowestCost or SelectorNaive.
-	Selector  string
-	Dampening Dampening
+	Probing
+	Selection
 }
 
-// Dampening configures RFC 2439 style flap dampening of paths: each flap
-// adds Penalty, which decays with HalfLife; above Suppress the path is not
-// eligible for selection until the penalty decays below Reuse.
-type Dampening struct {
-	Enabled  bool
-	Penalty  float64
-	HalfLife time.Duration
-	Suppress float64
-	Reuse    float64
-}
-
-// Health defaults. They follow BFD's usual fast profile (RFC 5880/7419:
-// 50 ms x 3) in spirit, one step slower because probes ride userspace UDP
-// on shared nodes; Liqo's own gateway notices a dead link only after about
-// 10 s, which is what the relay is there to beat.
+// Selector names of Health.Selector, as pkg/failover defines them.
 const (
-	// DefaultInterval of 100 ms with DetectMultiplier 3 detects a dead
-	// active path in 300 ms, and costs 10 small packets per second.
-	DefaultInterval = 100 * time.Millisecond
-	// DefaultIdleInterval keeps standby paths measured (RTT and loss)
-	// at a fifth of the active rate, so a failover lands on a path whose
-	// state is at most 1.5 s old.
-	DefaultIdleInterval = 500 * time.Millisecond
-	// DefaultDetectMultiplier is BFD's usual 3: one or two lost probes
-	// are common and must not cause a failover.
-	DefaultDetectMultiplier = 3
-	// DefaultUpThreshold: three answers in a row before a path counts as
-	// up again, so that a single lucky probe does not bring it back.
-	DefaultUpThreshold = 3
-	// DefaultBetterMargin ignores RTT differences within scheduling and
-	// measurement noise on a busy node.
-	DefaultBetterMargin = 2 * time.Millisecond
-	// DefaultBetterMarginRatio: on long paths, jitter grows with the RTT,
-	// so the challenger must also be 10% better.
-	DefaultBetterMarginRatio = 0.10
-	// DefaultBetterHold: the improvement must last 2 s (20 active probes)
-	// so that a momentary dip of the active path does not move traffic.
-	DefaultBetterHold = 2 * time.Second
-	// DefaultFailbackHold: a path that just came back must prove itself
-	// for 3 s before we move traffic back to it.
-	DefaultFailbackHold = 3 * time.Second
-	// DefaultLossPenalty: 10% loss costs like 20 ms of extra RTT, which
-	// is roughly what TCP loses to retransmissions at that rate.
-	DefaultLossPenalty = 200 * time.Millisecond
-	DefaultSelector    = SelectorLowestCost
-	// Dampening defaults are RFC 2439's penalty and limits with the
-	// half-life scaled from BGP's minutes to our sub-second detection: a
-	// path is suppressed on its 4th failure in quick succession (or its
-	// 6th at one every 5 s), and usable again some 18 s after its last
-	// failure (3500 -> 1500 at a 15 s half-life). pkg/failover and
-	// docs/failover.md have the full arithmetic.
-	DefaultDampeningPenalty  = 1000
-	DefaultDampeningHalfLife = 15 * time.Second
-	DefaultDampeningSuppress = 3500
-	DefaultDampeningReuse    = 1500
+	// SelectorLowestCost picks the healthy path with the lowest cost
+	// (smoothed RTT + bias + loss penalty), with hysteresis and hold times.
+	SelectorLowestCost = failover.SelectorLowestCost
+	// SelectorNaive always picks the path with the lowest last RTT. It flaps
+	// by design and exists only as a baseline for comparisons.
+	SelectorNaive = failover.SelectorNaive
 )
+
+// DefaultHealth returns the default health settings: those of pkg/health
+// and pkg/failover.
+func DefaultHealth() Health {
+	return Health{Probing: health.DefaultSettings(), Selection: failover.DefaultSettings()}
+}
 
 // Limits of the health settings.
 const (
@@ -99,29 +56,6 @@ const (
 	MinInterval         = 10 * time.Millisecond
 	MaxDetectMultiplier = 255 // as in BFD
 )
-
-// DefaultHealth returns the default health settings.
-func DefaultHealth() Health {
-	return Health{
-		Interval:          DefaultInterval,
-		IdleInterval:      DefaultIdleInterval,
-		DetectMultiplier:  DefaultDetectMultiplier,
-		UpThreshold:       DefaultUpThreshold,
-		BetterMargin:      DefaultBetterMargin,
-		BetterMarginRatio: DefaultBetterMarginRatio,
-		BetterHold:        DefaultBetterHold,
-		FailbackHold:      DefaultFailbackHold,
-		LossPenalty:       DefaultLossPenalty,
-		Selector:          DefaultSelector,
-		Dampening: Dampening{
-			Enabled:  true,
-			Penalty:  DefaultDampeningPenalty,
-			HalfLife: DefaultDampeningHalfLife,
-			Suppress: DefaultDampeningSuppress,
-			Reuse:    DefaultDampeningReuse,
-		},
-	}
-}
 
 // healthProblem is a problem with one health field, relative to the health
 // block.

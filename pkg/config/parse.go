@@ -68,7 +68,10 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		return
 	}
 	d.setString(m, "", "name", &c.Name)
-	d.setKey(m, "", "privateKey", &c.PrivateKey)
+	var priv Key
+	d.setKey(m, "", "privateKey", &priv)
+	c.PrivateKey = PrivateKey(priv)
+	clear(priv[:])
 	d.setString(m, "", "privateKeyFile", &c.PrivateKeyFile)
 	d.setPort(m, "", "listenPort", &c.ListenPort)
 	var mode string
@@ -92,7 +95,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		}
 	}
 	d.setPrefixes(m, "", "exports", &c.Exports)
-	d.setString(m, "", "admin", &c.Admin)
+	d.admin(m, &c.Admin)
 	if n := m["log"]; n != nil {
 		if t := d.fields(n, "log", "level", "format"); t != nil {
 			d.setString(t, "log", "level", &c.Log.Level)
@@ -132,7 +135,7 @@ func (d *decoder) health(n *yaml.Node, path string, h *Health) {
 	d.setDuration(m, path, "betterHold", &h.BetterHold)
 	d.setDuration(m, path, "failbackHold", &h.FailbackHold)
 	d.setDuration(m, path, "lossPenalty", &h.LossPenalty)
-	d.setString(m, path, "selector", &h.Selector)
+	d.setString(m, path, "selector", (*string)(&h.Selector))
 	if n := m["dampening"]; n != nil {
 		dp := field(path, "dampening")
 		if t := d.fields(n, dp, "enabled", "penalty", "halfLife", "suppress", "reuse"); t != nil {

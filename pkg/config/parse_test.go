@@ -15,7 +15,7 @@ func TestParseFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := mustParse(t, string(data))
-	if c.Name != "provider-a" || c.PrivateKey.String() != vectorPrivate || c.PublicKey().String() != vectorPublic {
+	if c.Name != "provider-a" || c.PrivateKey.Reveal() != vectorPrivate || c.PublicKey().String() != vectorPublic {
 		t.Errorf("identity = %q %v %v", c.Name, c.PrivateKey, c.PublicKey())
 	}
 	if c.Tun.FwMark != 0x1900 || c.Tun.Table != 1900 || c.Tun.Name != "relay0" {
@@ -69,7 +69,7 @@ func TestDefaultsRoundTrip(t *testing.T) {
 	minimal := mustParse(t, onePeer)
 	want := Defaults()
 	want.Name = "provider-a"
-	want.PrivateKey = mustKey(t, vectorPrivate)
+	want.PrivateKey = PrivateKey(mustKey(t, vectorPrivate))
 	want.Addresses = []netip.Prefix{netip.MustParsePrefix("100.80.0.1/32")}
 	want.Exports = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}
 	peer := DefaultPeer(DefaultHealth())
@@ -144,8 +144,8 @@ func TestParseValid(t *testing.T) {
 		{"tun ignores netstack", head + "netstack: {socks5: nonsense}\n", func(c *Config) bool { return c.Mode == ModeTUN }},
 		{"address with host bits", "name: a\nprivateKey: $PRIV\naddresses: [100.80.0.1/24, 'fd00::1/64']\n",
 			func(c *Config) bool { return c.Addresses[0].String() == "100.80.0.1/24" }},
-		{"listen addresses", head + "admin: ':0'\nmode: netstack\nnetstack: {socks5: 'localhost:1080'}\n",
-			func(c *Config) bool { return c.Admin == ":0" }},
+		{"listen addresses", head + "admin: {listen: ':0', tokenFile: /t}\nmode: netstack\nnetstack: {socks5: 'localhost:1080'}\n",
+			func(c *Config) bool { return c.Admin == Admin{Listen: ":0", TokenFile: "/t"} }},
 		{"mtu 576 in pure IPv4", head + "mtu: 576\n", func(c *Config) bool { return c.MTU == 576 }},
 		{"quoted numbers", head + "listenPort: '51901'\nmtu: \"1400\"\n", func(c *Config) bool { return c.ListenPort == 51901 && c.MTU == 1400 }},
 		{"keepalive disabled", onePeer + "    persistentKeepalive: 0s\n", func(c *Config) bool { return c.Peers[0].PersistentKeepalive == 0 }},
@@ -222,8 +222,15 @@ func TestParseInvalid(t *testing.T) {
 		{"mtu not int", head + "mtu: 1.5k\n", []string{`mtu: "1.5k" is not an integer`}},
 		{"mtu below v6 minimum", "name: a\nprivateKey: $PRIV\naddresses: ['fd00::1/128']\nmtu: 1200\n", []string{"mtu: 1200 is below 1280, the IPv6 minimum"}},
 		{"mtu v6 via peer prefix", onePeer + "    seesUs: []\n" + "  - {name: c, publicKey: $K2, prefixes: ['fd00:72::/48'], paths: [{name: d, endpoint: 'h:1'}]}\nmtu: 1000\n", []string{"mtu: 1000 is below 1280"}},
-		{"admin not host:port", head + "admin: \"off\"\n", []string{`admin: "off" is not host:port`}},
-		{"admin bad port", head + "admin: 'localhost:http'\n", []string{`admin: "localhost:http" is not host:port: "http" is not a port (0..65535)`}},
+		{"admin scalar not loopback", head + "admin: 0.0.0.0:9586\n", []string{`admin.listen: "0.0.0.0:9586" is not a loopback address`, "set admin.tokenFile"}},
+		{"admin all addresses", head + "admin: {listen: ':9586'}\n", []string{`admin.listen: ":9586" is not a loopback address`}},
+		{"admin host name", head + "admin: {listen: 'relay.example.com:9586'}\n", []string{`admin.listen: "relay.example.com:9586" is not a loopback address`}},
+		{"admin metrics same as listen", head + "admin: {listen: '127.0.0.1:9586', metricsListen: '127.0.0.1:9586'}\n", []string{`admin.metricsListen: "127.0.0.1:9586" is also admin.listen`}},
+		{"admin metrics bad", head + "admin: {metricsListen: 'nowhere'}\n", []string{`admin.metricsListen: "nowhere" is not host:port`}},
+		{"admin unknown field", head + "admin: {token: x}\n", []string{`admin.token: unknown field`}},
+		{"admin list", head + "admin: [a]\n", []string{`admin: expected a mapping, got a list`}},
+		{"admin not host:port", head + "admin: \"off\"\n", []string{`admin.listen: "off" is not host:port`}},
+		{"admin bad port", head + "admin: 'localhost:http'\n", []string{`admin.listen: "localhost:http" is not host:port: "http" is not a port (0..65535)`}},
 		{"log level", head + "log: {level: verbose}\n", []string{`log.level: "verbose" is not a level`}},
 		{"log format", head + "log: {format: xml}\n", []string{`log.format: "xml" is not a format`}},
 		{"log unknown", head + "log: {colour: true}\n", []string{"log.colour: unknown field"}},
@@ -393,7 +400,7 @@ peers:
 		`mode: "tap" is not a mode`,
 		"exports[0]: 10.244.1.0/16 has host bits set",
 		"mtu: 100 is out of range",
-		`admin: "nowhere" is not host:port`,
+		`admin.listen: "nowhere" is not host:port`,
 		`log.level: "loud" is not a level`,
 		"health.interval: 1ms is below the minimum",
 		`peers[0].paths[0].endpoint: "foo" is not host:port`,
@@ -429,5 +436,33 @@ func TestTooManyErrors(t *testing.T) {
 	errs := parseErrors(t, doc)
 	if len(errs) != maxErrors+1 || !strings.Contains(errs[maxErrors].Msg, "too many problems") {
 		t.Errorf("got %d errors ending in %v, want %d and a final 'too many problems'", len(errs), errs[len(errs)-1], maxErrors+1)
+	}
+}
+
+// TestAdminForms checks both spellings of admin: the scalar of earlier
+// versions is admin.listen, the mapping sets each server, and the
+// default keeps everything on loopback.
+func TestAdminForms(t *testing.T) {
+	head := "name: a\nprivateKey: " + vectorPrivate + "\naddresses: [100.80.0.1/32]\n"
+	for _, tc := range []struct {
+		name, doc string
+		want      Admin
+	}{
+		{"default", "", Admin{Listen: "127.0.0.1:9586"}},
+		{"scalar", "admin: 127.0.0.1:9000\n", Admin{Listen: "127.0.0.1:9000"}},
+		{"scalar localhost", "admin: localhost:9000\n", Admin{Listen: "localhost:9000"}},
+		{"scalar IPv6 loopback", "admin: '[::1]:9000'\n", Admin{Listen: "[::1]:9000"}},
+		{"metrics only outside", "admin: {metricsListen: 0.0.0.0:9587}\n", Admin{Listen: "127.0.0.1:9586", MetricsListen: "0.0.0.0:9587"}},
+		{"token outside", "admin: {listen: 0.0.0.0:9586, tokenFile: /run/token}\n", Admin{Listen: "0.0.0.0:9586", TokenFile: "/run/token"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(head + tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Admin != tc.want {
+				t.Errorf("Admin = %+v, want %+v", c.Admin, tc.want)
+			}
+		})
 	}
 }

@@ -15,16 +15,6 @@ const (
 	ModeNetstack Mode = "netstack"
 )
 
-// Selector names of Health.Selector.
-const (
-	// SelectorLowestCost picks the healthy path with the lowest cost
-	// (smoothed RTT + bias + loss penalty), with hysteresis and hold times.
-	SelectorLowestCost = "lowest-cost"
-	// SelectorNaive always picks the path with the lowest last RTT. It flaps
-	// by design and exists only as a baseline for comparisons.
-	SelectorNaive = "naive"
-)
-
 // Log levels and formats.
 const (
 	LogLevelDebug = "debug"
@@ -46,7 +36,9 @@ const (
 	DefaultTable               = 1900
 	DefaultRulePriority        = 1900
 	DefaultFwMark       uint32 = 0x1900
-	DefaultAdmin               = "127.0.0.1:9586"
+	// DefaultAdmin is the default admin.listen: loopback, so that /status
+	// and /ping need no token.
+	DefaultAdmin = "127.0.0.1:9586"
 	// DefaultPersistentKeepalive matches the usual wg recommendation: often
 	// enough to keep NAT and conntrack entries (30 s or more) alive.
 	DefaultPersistentKeepalive = 25 * time.Second
@@ -57,8 +49,8 @@ type Config struct {
 	// Name of this relay (its provider), a DNS-1123 label.
 	Name string
 	// PrivateKey is this relay's WireGuard private key, zero when
-	// PrivateKeyFile is used instead.
-	PrivateKey Key
+	// PrivateKeyFile is used instead. It prints as Redacted.
+	PrivateKey PrivateKey
 	// PrivateKeyFile is the path of a file holding the private key in
 	// base64, empty when PrivateKey is used. The caller reads it.
 	PrivateKeyFile string
@@ -75,8 +67,8 @@ type Config struct {
 	Netstack Netstack
 	// Exports are the local prefixes that peers may reach through us.
 	Exports []netip.Prefix
-	// Admin is the host:port of the HTTP admin server.
-	Admin string
+	// Admin configures the HTTP admin servers.
+	Admin Admin
 	Log   Log
 	// Health holds the global health defaults; each Peer carries its
 	// effective copy.
@@ -162,7 +154,7 @@ func Defaults() Config {
 			RulePriority: DefaultRulePriority,
 			FwMark:       DefaultFwMark,
 		},
-		Admin:  DefaultAdmin,
+		Admin:  Admin{Listen: DefaultAdmin},
 		Log:    Log{Level: LogLevelInfo, Format: LogFormatText},
 		Health: DefaultHealth(),
 	}

@@ -60,9 +60,7 @@ func (c *Config) validate(e *errList) {
 			}
 		}
 	}
-	if _, _, msg := splitHostPort(c.Admin, true); msg != "" {
-		e.checkf("admin", msg)
-	}
+	c.validateAdmin(e)
 	switch c.Log.Level {
 	case LogLevelDebug, LogLevelInfo, LogLevelWarn, LogLevelError:
 	default:

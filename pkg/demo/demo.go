@@ -126,7 +126,7 @@ func (v *view) waitReachable(ctx context.Context) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
-		st := v.f.Relay("provider-a").Agent.Status()
+		st, _ := v.f.Relay("provider-a").Agent.Status(ctx) // an error: not yet, poll again
 		for _, p := range st.Peers {
 			if p.Name == "provider-b" && p.Reachable && !p.LastHandshake.IsZero() {
 				return nil

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -53,7 +54,10 @@ func (v *view) elapsed(t time.Time) string {
 // collect refreshes the relays' status and gathers new events.
 func (v *view) collect() {
 	for _, name := range relayNames {
-		st := v.f.Relay(name).Agent.Status()
+		st, err := v.f.Relay(name).Agent.Status(context.Background())
+		if err != nil {
+			continue // the relay is stopping: keep its last status
+		}
 		v.status[name] = st
 		for _, e := range st.Events {
 			at := e.At.Time

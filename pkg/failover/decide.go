@@ -31,7 +31,7 @@ func (p *peerState) decide(now time.Time) (Event, bool) {
 		return p.switchTo(best, ReasonDown, now), true
 	case !p.usable(cur):
 		return p.switchTo(best, ReasonDampened, now), true
-	case p.s.Naive:
+	case p.s.naive():
 		if best != cur && p.cost(best) < p.cost(cur) {
 			return p.switchTo(best, ReasonBetter, now), true
 		}

@@ -51,7 +51,7 @@ func (sc *script) exec(line string) ([]string, error) {
 	case "set":
 		switch f[1] {
 		case "naive":
-			sc.set.Naive = true
+			sc.set.Selector = SelectorNaive
 		case "nodampening":
 			sc.set.Dampening.Enabled = false
 		case "betterhold", "failbackhold":

@@ -148,7 +148,7 @@ func (s *Selector) Observe(peer, path string, o Observation, now time.Time) {
 	p.refreshBetter(now)
 }
 
-func (p *peerState) dampening() bool { return p.s.Dampening.Enabled && !p.s.Naive }
+func (p *peerState) dampening() bool { return p.s.Dampening.Enabled && !p.s.naive() }
 
 // usable reports whether a path may carry traffic.
 func (p *peerState) usable(st *pathState) bool {
@@ -156,7 +156,7 @@ func (p *peerState) usable(st *pathState) bool {
 }
 
 func (p *peerState) cost(st *pathState) time.Duration {
-	if p.s.Naive {
+	if p.s.naive() {
 		// The comparison baseline: the latest sample alone, as a selector
 		// without smoothing, loss or margins sees it.
 		rtt := st.obs.LastRTT
@@ -181,7 +181,7 @@ func (p *peerState) beats(c, a *pathState) bool {
 func (p *peerState) refreshBetter(now time.Time) {
 	a := p.path(p.active)
 	for _, st := range p.paths {
-		if p.s.Naive || a == nil || st == a || !p.usable(st) || !p.beats(st, a) {
+		if p.s.naive() || a == nil || st == a || !p.usable(st) || !p.beats(st, a) {
 			st.betterSince = time.Time{}
 		} else if st.betterSince.IsZero() {
 			st.betterSince = now

@@ -259,7 +259,9 @@ func TestSelectorSteps(t *testing.T) {
 func TestNextDeadlineNeverStuckInThePast(t *testing.T) {
 	for _, naive := range []bool{false, true} {
 		s := DefaultSettings()
-		s.Naive = naive
+		if naive {
+			s.Selector = SelectorNaive
+		}
 		sel := New(s)
 		sel.SetPeer("b", []PathSpec{{Name: "direct"}, {Name: "consumer"}}, s)
 		now := t0
@@ -285,7 +287,7 @@ func TestNextDeadlineNeverStuckInThePast(t *testing.T) {
 
 func TestSetPeerZeroSettingsUseSelectorDefaults(t *testing.T) {
 	s := DefaultSettings()
-	s.Naive = true
+	s.Selector = SelectorNaive
 	sel := New(s)
 	sel.SetPeer("b", []PathSpec{{Name: "x"}, {Name: "y"}}, Settings{})
 	sel.Observe("b", "x", Observation{Up: true, SRTT: 10 * time.Millisecond}, t0)
@@ -302,7 +304,9 @@ func TestSetPeerZeroSettingsUseSelectorDefaults(t *testing.T) {
 func TestNaiveFollowsLastSample(t *testing.T) {
 	for _, naive := range []bool{false, true} {
 		s := DefaultSettings()
-		s.Naive = naive
+		if naive {
+			s.Selector = SelectorNaive
+		}
 		sel := New(s)
 		sel.SetPeer("b", []PathSpec{{Name: "x"}, {Name: "y"}}, Settings{})
 		sel.Observe("b", "x", Observation{Up: true, SRTT: 10 * time.Millisecond, LastRTT: 10 * time.Millisecond}, t0)

@@ -112,7 +112,7 @@ func TestMeshJitterNaiveSwitches(t *testing.T) {
 		{Name: "consumer", Base: 20 * time.Millisecond, Jitter: 2 * time.Millisecond},
 	}}
 	fs := failover.DefaultSettings()
-	fs.Naive = true
+	fs.Selector = failover.SelectorNaive
 	m := sim.New(11, t0, health.DefaultSettings(), fs, links)
 	if err := m.Run(t0.Add(2 * time.Minute)); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package federation_test
 
 import (
+	"context"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -63,7 +64,8 @@ func TestSessionsFormAtOnce(t *testing.T) {
 }
 
 func hasSession(f *federation.Federation, from, peer string) bool {
-	for _, p := range f.Relay(from).Agent.Status().Peers {
+	st, _ := f.Relay(from).Agent.Status(context.Background())
+	for _, p := range st.Peers {
 		if p.Name == peer && p.Reachable && !p.LastHandshake.IsZero() {
 			return true
 		}

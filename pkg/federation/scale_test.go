@@ -305,7 +305,8 @@ func scaleConfig(relays []*federation.Relay, i int, consumer map[[2]int]*federat
 func pathsUp(agents []*agent.Agent) int {
 	up := 0
 	for _, a := range agents {
-		for _, p := range a.Status().Peers {
+		st, _ := a.Status(context.Background())
+		for _, p := range st.Peers {
 			for _, ps := range p.Paths {
 				if ps.State == "up" {
 					up++

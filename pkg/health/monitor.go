@@ -13,48 +13,6 @@ type PathID struct {
 	Path int
 }
 
-// Settings are the probing parameters of one path.
-type Settings struct {
-	// Interval between probes on an active path (one carrying traffic).
-	Interval time.Duration
-	// IdleInterval between probes on a standby path.
-	IdleInterval time.Duration
-	// DetectMultiplier: a path is down after this many intervals without
-	// evidence.
-	DetectMultiplier int
-	// UpThreshold: consecutive answers needed to bring a down path up.
-	UpThreshold int
-	// LossWindow: outcomes the loss estimate covers (0: DefaultLossWindow).
-	LossWindow int
-}
-
-// Defaults, the same as pkg/config's (docs/config.md explains them for
-// users). Interval x DetectMultiplier = 300 ms is the detection time of an
-// active path: BFD's usual 50 ms x 3 would be 150 ms, but probes are
-// userspace UDP over WANs with tens of ms of jitter, and 300 ms is still 30x
-// faster than a Liqo gateway's ~10 s, at one 56-byte packet per 100 ms per
-// path. Standby paths are probed at a fifth of that rate: they carry no
-// traffic but need fresh RTT/loss so a failover lands on a path known to
-// work, and a dead standby is noticed within 1.5 s. UpThreshold 3: one lucky
-// answer does not bring a failed path back.
-const (
-	DefaultInterval         = 100 * time.Millisecond
-	DefaultIdleInterval     = 500 * time.Millisecond
-	DefaultDetectMultiplier = 3
-	DefaultUpThreshold      = 3
-)
-
-// DefaultSettings returns the defaults above.
-func DefaultSettings() Settings {
-	return Settings{
-		Interval:         DefaultInterval,
-		IdleInterval:     DefaultIdleInterval,
-		DetectMultiplier: DefaultDetectMultiplier,
-		UpThreshold:      DefaultUpThreshold,
-		LossWindow:       DefaultLossWindow,
-	}
-}
-
 // maxOutstanding bounds the unanswered probes remembered per path. With the
 // expiry below (2 x detect time = 6 intervals, and intervals of at least 75%
 // of nominal) at most 9 are ever pending; 16 leaves room for settings
@@ -184,7 +142,12 @@ func (p *path) computeWake() {
 //
 // Nonces come from one counter per Monitor (the sender's counter on the
 // wire), starting at a random value drawn from rnd so that replies recorded
-// during an earlier boot cannot match the requests of this one.
+// during an earlier boot cannot match the requests of this one. Every
+// request the relay sends takes its nonce from this counter: scheduled
+// probes (Due) and requests outside the schedule such as `relay ping`
+// (NextNonce). The peer keeps one replay window per sender and epoch, so a
+// second counter (say, with a high bit set) would move that window far
+// ahead of the probes and make every later probe look like a replay.
 //
 // A Monitor is not safe for concurrent use: the shell's single owner
 // goroutine drives it. In steady state none of its methods allocate.
@@ -395,6 +358,15 @@ func (m *Monitor) send(p *path, now time.Time) {
 		iv -= time.Duration(m.rnd.Uint64() % (j + 1))
 	}
 	p.next = now.Add(iv)
+}
+
+// NextNonce takes the next nonce from the monitor's counter for a request
+// the shell sends outside the schedule (`relay ping`), so that all requests
+// to a peer share one increasing nonce sequence, as the peer's replay window
+// requires. OnReply never matches it: the shell matches the answer itself.
+func (m *Monitor) NextNonce() uint64 {
+	m.nonce++
+	return m.nonce
 }
 
 // Due returns, appended to out, the probes to send now, and records them as

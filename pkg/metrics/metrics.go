@@ -36,6 +36,7 @@ type Metrics struct {
 	probesSent     *prometheus.CounterVec
 	probesLost     *cumulative
 	probesRejected prometheus.Counter
+	probesDropped  *prometheus.CounterVec
 	switches       *prometheus.CounterVec
 	reachable      *prometheus.GaugeVec
 	handshakes     *prometheus.CounterVec
@@ -98,6 +99,7 @@ func New(opts ...Option) *Metrics {
 			Namespace: namespace, Name: "probes_rejected_total",
 			Help: "Received probe packets discarded: bad authentication, replays, or no room to handle them.",
 		}),
+		probesDropped: newProbesDropped(),
 		switches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "path_switches_total",
 			Help: "Changes of the peer's active path, by old path, new path and reason.",
@@ -139,7 +141,7 @@ func New(opts ...Option) *Metrics {
 
 	m.reg.MustRegister(
 		m.pathUp, m.pathActive, m.pathRTT, m.pathLoss,
-		m.probesSent, m.probesLost, m.probesRejected, m.switches,
+		m.probesSent, m.probesLost, m.probesRejected, m.probesDropped, m.switches,
 		m.reachable, m.handshakes, m.peerBytes,
 		m.dropped, m.translated, m.mssClamped, reloads, buildInfo,
 		collectors.NewGoCollector(),

@@ -16,14 +16,15 @@ var _ admin.Source = (*Source)(nil)
 // value is not ready, has an empty status and knows no peers. It is safe
 // for concurrent use.
 type Source struct {
-	mu       sync.Mutex
-	status   admin.Status
-	ready    bool
-	reason   string
-	pings    map[string][]admin.PingResult
-	pingErr  error
-	pingHook func(ctx context.Context, peer string) error
-	pinged   []string
+	mu        sync.Mutex
+	status    admin.Status
+	statusErr error
+	ready     bool
+	reason    string
+	pings     map[string][]admin.PingResult
+	pingErr   error
+	pingHook  func(ctx context.Context, peer string) error
+	pinged    []string
 }
 
 // SetStatus sets what Status returns.
@@ -74,11 +75,21 @@ func (s *Source) Pinged() []string {
 	return append([]string(nil), s.pinged...)
 }
 
-// Status implements admin.Source.
-func (s *Source) Status() admin.Status {
+// SetStatusError makes Status fail with err (nil: succeed again).
+func (s *Source) SetStatusError(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.status
+	s.statusErr = err
+}
+
+// Status implements admin.Source.
+func (s *Source) Status(context.Context) (admin.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.statusErr != nil {
+		return admin.Status{}, s.statusErr
+	}
+	return s.status, nil
 }
 
 // Ready implements admin.Source.

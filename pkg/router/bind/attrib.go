@@ -15,7 +15,6 @@ const (
 	sizeInitiation   = 148
 	sizeResponse     = 92
 	minTransportSize = 32 // 16-byte header + 16-byte tag, empty keepalive
-	transportAlign   = 16 // plaintext is padded to 16 bytes
 	offSenderIndex   = 4  // initiation and response: our sender index
 	offReceiverIndex = 4  // transport: the receiver's (our) index
 )
@@ -71,13 +70,14 @@ func handshakeSenderIndex(pkt []byte) (uint32, bool) {
 	return binary.LittleEndian.Uint32(pkt[offSenderIndex:]), true
 }
 
-// transportReceiverIndex returns the receiver index of a well-formed
-// transport data message.
-func transportReceiverIndex(pkt []byte) (uint32, bool) {
-	if len(pkt) < minTransportSize || len(pkt)%transportAlign != 0 || messageType(pkt) != msgTransport {
-		return 0, false
-	}
-	return binary.LittleEndian.Uint32(pkt[offReceiverIndex:]), true
+// isTransport reports whether wireguard-go takes pkt for a transport data
+// message: type 4 and at least the 32-byte minimum (device/receive.go
+// checks nothing more before the lookup and decryption). Neither the size
+// modulo 16 nor anything else may narrow this: every message WireGuard may
+// authenticate must be marked (authrx.go). A full-MTU message, whose
+// plaintext is padded only up to the MTU, need not be a multiple of 16.
+func isTransport(pkt []byte) bool {
+	return len(pkt) >= minTransportSize && messageType(pkt) == msgTransport
 }
 
 // learn records that session index idx belongs to p, evicting p's oldest
@@ -166,10 +166,13 @@ func (p *peer) count(addr netip.AddrPort, packets, bytes uint64) {
 // address (at most a few; the oldest are replaced). Counters only grow,
 // except that a replaced source starts again from zero.
 //
-// The bind cannot decrypt, so these are well-formed data messages carrying
-// one of the peer's recent session indices, counted before WireGuard
-// authenticates them: evidence that a path carries the peer's traffic, not
-// proof. Use it to keep a path alive, never as the only reason to pick one.
+// Only data that WireGuard authenticated, found fresh (not a replay) and
+// delivered is counted, with its size on the wire, credited to the address
+// it came from (authrx.go): keepalives, handshakes and everything WireGuard
+// rejected are not. A source appears here only once it sent such data, so
+// strangers cannot fill the table. This is proof that the path carried the
+// peer's traffic, if the bind's TUN wrapper (WrapTUN) is the device given to
+// wireguard-go; without it nothing is counted.
 func (b *Bind) RxStats(peerName string) []Source {
 	p := b.lookup(peerName)
 	if p == nil {

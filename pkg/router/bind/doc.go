@@ -26,5 +26,9 @@
 // sends raw datagrams. Finally it attributes WireGuard transport data to
 // peers, by learning the session indices of the handshakes it sends, and
 // counts received data per peer and source address (RxStats): passive
-// evidence that a path works.
+// evidence that a path works. It counts a message only once WireGuard has
+// authenticated it and found its counter fresh: the bind marks each
+// received message's buffer with its source, and the TUN wrapper
+// (WrapTUN), through which wireguard-go delivers decrypted packets in those
+// same buffers, credits the source (authrx.go).
 package bind

@@ -10,8 +10,9 @@ import (
 
 // wrapReceive wraps one of the inner bind's receive functions: after each
 // batch it diverts probes to the probe handler (setting their size to 0,
-// which wireguard-go skips) and counts transport data for the peer whose
-// session index it carries. It allocates nothing per packet.
+// which wireguard-go skips) and marks transport data with its source, to be
+// credited once WireGuard has authenticated it (authrx.go). It allocates
+// nothing per packet.
 func (b *Bind) wrapReceive(fn conn.ReceiveFunc) conn.ReceiveFunc {
 	return func(bufs [][]byte, sizes []int, eps []conn.Endpoint) (int, error) {
 		n, err := fn(bufs, sizes, eps)
@@ -26,33 +27,18 @@ func (b *Bind) wrapReceive(fn conn.ReceiveFunc) conn.ReceiveFunc {
 	}
 }
 
-// inspect handles one received batch in place. Consecutive data messages
-// of the same session from the same source (the common case in a GRO batch)
-// are counted together, so the counters are touched once per run.
+// inspect handles one received batch in place.
 func (b *Bind) inspect(bufs [][]byte, sizes []int, eps []conn.Endpoint) {
 	isProbe := *b.isProbe.Load()
 	handler := b.probe.Load()
-	var index map[uint32]*peer
-	if m := b.index.Load(); m != nil {
-		index = *m
-	}
-	var (
-		run      runCount
-		lastIdx  uint32
-		lastPeer *peer
-		haveIdx  bool
-	)
 	for i, size := range sizes {
 		if size <= 0 {
 			continue
 		}
 		pkt := bufs[i][:size]
-		if idx, ok := transportReceiverIndex(pkt); ok {
-			if !haveIdx || idx != lastIdx {
-				lastIdx, lastPeer, haveIdx = idx, index[idx], true
-			}
-			if lastPeer != nil {
-				run.add(lastPeer, addrOf(eps[i]), size)
+		if isTransport(pkt) {
+			if !mark(bufs[i], size, addrOf(eps[i])) {
+				sizes[i] = 0 // no room for the mark: see authrx.go
 			}
 			continue
 		}
@@ -63,7 +49,6 @@ func (b *Bind) inspect(bufs [][]byte, sizes []int, eps []conn.Endpoint) {
 			sizes[i] = 0
 		}
 	}
-	run.flush()
 }
 
 // runCount accumulates data messages for one peer and source.

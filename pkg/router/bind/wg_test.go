@@ -2,8 +2,10 @@ package bind
 
 import (
 	"crypto/ecdh"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -27,19 +29,35 @@ const failAfter = 10 * time.Second
 
 var loopback = netip.MustParseAddr("127.0.0.1")
 
-// countingBind counts the handshake initiations a device sends.
+// countingBind counts the handshake initiations a device sends, and keeps
+// a copy of the last transport data message it sent (what an eavesdropper
+// on a path sees).
 type countingBind struct {
 	conn.Bind
 	initiations atomic.Int64
+
+	mu   sync.Mutex
+	last []byte
 }
 
 func (c *countingBind) Send(bufs [][]byte, ep conn.Endpoint) error {
 	for _, b := range bufs {
-		if messageType(b) == msgInitiation {
+		switch messageType(b) {
+		case msgInitiation:
 			c.initiations.Add(1)
+		case msgTransport:
+			c.mu.Lock()
+			c.last = append(c.last[:0], b...)
+			c.mu.Unlock()
 		}
 	}
 	return c.Bind.Send(bufs, ep)
+}
+
+func (c *countingBind) lastTransport() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.last...)
 }
 
 // logSink keeps wireguard-go's log lines, and closes unknownType when
@@ -112,11 +130,13 @@ func newNode(tb testing.TB, name string, seed byte, ip string, ours bool) *node 
 	n := &node{name: name, ip: netip.MustParseAddr(ip), tun: tuntest.NewChannelTUN(), log: newLogSink()}
 	n.counter = &countingBind{Bind: conn.NewDefaultBind()}
 	var b conn.Bind = n.counter
+	dev := n.tun.TUN()
 	if ours {
 		n.bind = New(n.counter)
 		b = n.bind
+		dev = n.bind.WrapTUN(dev)
 	}
-	n.dev = device.NewDevice(n.tun.TUN(), b, &device.Logger{Verbosef: n.log.logf, Errorf: n.log.logf})
+	n.dev = device.NewDevice(dev, b, &device.Logger{Verbosef: n.log.logf, Errorf: n.log.logf})
 	n.dev.DisableSomeRoamingForBrokenMobileSemantics()
 	k := key(seed)
 	n.pub = k.PublicKey().Bytes()
@@ -340,4 +360,69 @@ func TestUnwrappedProbeReachesWireGuard(t *testing.T) {
 	case <-time.After(failAfter):
 		t.Fatal("WireGuard never logged the probe")
 	}
+}
+
+// TestDevicesCreditOnlyAuthenticatedFreshData sends, from a third socket
+// (a spoofer on a dead path), messages that carry b's valid receiver index
+// for a: a replay of a genuine message a sent, the same header with
+// garbage ciphertext, and a future counter with garbage. WireGuard rejects
+// them all, so b must credit none of them to the spoofer's address (before,
+// the bind counted them by their cleartext index and would have kept a dead
+// path up), while a's genuine traffic is still credited to a's address.
+func TestDevicesCreditOnlyAuthenticatedFreshData(t *testing.T) {
+	a := newNode(t, "a", 7, "10.9.3.1", true)
+	b := newNode(t, "b", 107, "10.9.3.2", true)
+	a.addPeer(t, b, []Path{{"direct", b.addr()}})
+	b.addPeer(t, a, []Path{{"direct", a.addr()}})
+	ping(t, a, b)
+	ping(t, b, a)
+	genuine := a.counter.lastTransport()
+	if len(genuine) < minTransportSize || messageType(genuine) != msgTransport {
+		t.Fatalf("no transport message captured: % x", genuine)
+	}
+	before := rxFrom(b.bind.RxStats("a"), a.addr())
+	if before == 0 {
+		t.Fatalf("a's genuine data not credited: %+v", b.bind.RxStats("a"))
+	}
+
+	spoofer, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spoofer.Close()
+	garbage := append([]byte(nil), genuine...)
+	for i := transportHeader; i < len(garbage); i++ {
+		garbage[i] ^= 0x5A
+	}
+	future := append([]byte(nil), garbage...)
+	binary.LittleEndian.PutUint64(future[8:], binary.LittleEndian.Uint64(genuine[8:])+1000)
+	to := net.UDPAddrFromAddrPort(b.addr())
+	for range 3 {
+		for _, pkt := range [][]byte{genuine, garbage, future} {
+			if _, err := spoofer.WriteToUDP(pkt, to); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// b handles a's messages in the order its socket received them: once
+	// this ping is out of b's TUN, the spoofed ones are behind us.
+	ping(t, a, b)
+
+	spoofAddr := spoofer.LocalAddr().(*net.UDPAddr).AddrPort()
+	if n := rxFrom(b.bind.RxStats("a"), spoofAddr); n != 0 {
+		t.Fatalf("b credited %d spoofed or replayed messages to the spoofer %v: %+v", n, spoofAddr, b.bind.RxStats("a"))
+	}
+	if after := rxFrom(b.bind.RxStats("a"), a.addr()); after <= before {
+		t.Fatalf("a's genuine ping not credited: %d packets, had %d", after, before)
+	}
+}
+
+// rxFrom is the packets credited to src in stats.
+func rxFrom(stats []Source, src netip.AddrPort) uint64 {
+	for _, s := range stats {
+		if s.Addr == src {
+			return s.Packets
+		}
+	}
+	return 0
 }
