@@ -12,6 +12,20 @@ import (
 // key (from privateKey or privateKeyFile). The returned error lists every
 // problem found, each naming its field path.
 func LoadFile(path string) (*config.Config, error) {
+	cfg, err := ParseFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := ResolveKey(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseFile reads and validates a configuration file without resolving its
+// private key: in Kubernetes mode the caller reads it from privateKeySecret
+// (config.SetKeyFromSecret), then calls ResolveKey.
+func ParseFile(path string) (*config.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
@@ -19,9 +33,6 @@ func LoadFile(path string) (*config.Config, error) {
 	cfg, err := config.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid configuration:\n%w", path, err)
-	}
-	if err := ResolveKey(cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
 }
@@ -31,6 +42,9 @@ func LoadFile(path string) (*config.Config, error) {
 // file must pass secretfile.Read: a regular file (after symbolic links)
 // that group and others cannot read, of at most 4 KiB.
 func ResolveKey(cfg *config.Config) error {
+	if !cfg.PrivateKeySecret.IsZero() && cfg.PrivateKey.IsZero() {
+		return fmt.Errorf("privateKeySecret: the key is kept in the Kubernetes Secret %q: run the relay in Kubernetes mode (relay run --kubeconfig, or in a pod)", cfg.PrivateKeySecret.Name)
+	}
 	if cfg.PrivateKeyFile != "" {
 		data, err := secretfile.Read(cfg.PrivateKeyFile)
 		if err != nil {

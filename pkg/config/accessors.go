@@ -54,6 +54,7 @@ func (c *Config) Clone() *Config {
 	d := *c
 	d.Addresses = slices.Clone(c.Addresses)
 	d.Exports = slices.Clone(c.Exports)
+	d.AllowedPeerPrefixes = slices.Clone(c.AllowedPeerPrefixes)
 	d.Peers = slices.Clone(c.Peers)
 	for i := range d.Peers {
 		p := &d.Peers[i]

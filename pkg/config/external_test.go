@@ -116,3 +116,33 @@ func TestWithPeer(t *testing.T) {
 		})
 	}
 }
+
+func TestKubernetesFields(t *testing.T) {
+	c := mustParse(t, `name: provider-a
+privateKeySecret: {name: relay-key}
+addresses: [100.80.0.1/32]
+allowedPeerPrefixes: [10.64.0.0/10, fd00::/8]
+`)
+	if c.PrivateKeySecret != (SecretRef{Name: "relay-key", Key: DefaultSecretKey}) {
+		t.Errorf("privateKeySecret %+v", c.PrivateKeySecret)
+	}
+	if len(c.AllowedPeerPrefixes) != 2 || !c.AllowsPrefix(netip.MustParsePrefix("10.72.0.0/16")) || c.AllowsPrefix(netip.MustParsePrefix("10.0.0.0/16")) {
+		t.Errorf("allowedPeerPrefixes %v", c.AllowedPeerPrefixes)
+	}
+	c.SetKeyFromSecret(PrivateKey(testKey(9)))
+	if err := c.Validate(); err != nil {
+		t.Errorf("config with the key read from its Secret: %v", err)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"name: a\nprivateKeySecret: {name: Bad_Name}\naddresses: [100.80.0.1/32]\n", `privateKeySecret.name: "Bad_Name" is not a valid Secret name`},
+		{"name: a\nprivateKeySecret: {name: k, key: 'a/b'}\naddresses: [100.80.0.1/32]\n", "privateKeySecret.key"},
+		{"name: a\nprivateKeySecret: {name: k}\nprivateKey: $PRIV\naddresses: [100.80.0.1/32]\n", "privateKeySecret: privateKeySecret excludes privateKey"},
+		{"name: a\nprivateKeySecret: {name: k}\nallowedPeerPrefixes: [10.64.0.1/10]\naddresses: [100.80.0.1/32]\n", "allowedPeerPrefixes[0]: 10.64.0.1/10 has host bits set"},
+		{"name: a\naddresses: [100.80.0.1/32]\n", "privateKey: required (or privateKeyFile, or privateKeySecret"},
+	} {
+		errs := parseErrors(t, tc.doc)
+		if !strings.Contains(errs.Error(), tc.want) {
+			t.Errorf("%s: errors\n%v\nwant %q", tc.doc, errs, tc.want)
+		}
+	}
+}

@@ -63,11 +63,12 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	m := d.fields(n, "",
 		"name", "privateKey", "privateKeyFile", "listenPort", "mode",
 		"addresses", "mtu", "tun", "netstack", "exports", "admin", "log",
-		"health", "peers")
+		"health", "peers", "privateKeySecret", "allowedPeerPrefixes")
 	if m == nil {
 		return
 	}
 	d.setString(m, "", "name", &c.Name)
+	d.kubernetesFields(m, c)
 	var priv Key
 	d.setKey(m, "", "privateKey", &priv)
 	c.PrivateKey = PrivateKey(priv)

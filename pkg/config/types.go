@@ -54,6 +54,14 @@ type Config struct {
 	// PrivateKeyFile is the path of a file holding the private key in
 	// base64, empty when PrivateKey is used. The caller reads it.
 	PrivateKeyFile string
+	// PrivateKeySecret names the Secret that holds the private key in
+	// Kubernetes mode; the relay creates it when it does not exist.
+	PrivateKeySecret SecretRef
+	// keyFromSecret is set once PrivateKey was read from PrivateKeySecret.
+	keyFromSecret bool
+	// AllowedPeerPrefixes limits the prefixes that RelayPeers may route to
+	// their peers; empty allows any prefix but our exports and addresses.
+	AllowedPeerPrefixes []netip.Prefix
 	// ListenPort is the UDP port for WireGuard and probes.
 	ListenPort uint16
 	Mode       Mode

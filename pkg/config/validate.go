@@ -33,11 +33,16 @@ func (c *Config) validate(e *errList) {
 		e.checkf("name", fmt.Sprintf("%q is not a DNS-1123 label (%s)", c.Name, dnsLabelRule))
 	}
 	switch {
-	case c.PrivateKey.IsZero() && c.PrivateKeyFile == "":
-		e.checkf("privateKey", "required (or privateKeyFile)")
-	case !c.PrivateKey.IsZero() && c.PrivateKeyFile != "":
+	case c.keySources() == 0:
+		e.checkf("privateKey", "required (or privateKeyFile, or privateKeySecret in Kubernetes mode)")
+	case !c.PrivateKeySecret.IsZero():
+		if c.PrivateKeyFile != "" || (!c.PrivateKey.IsZero() && !c.keyFromSecret) {
+			e.checkf("privateKeySecret", "privateKeySecret excludes privateKey and privateKeyFile")
+		}
+	case c.keySources() > 1:
 		e.checkf("privateKey", "privateKey and privateKeyFile are mutually exclusive")
 	}
+	c.validateKubernetes(e)
 	if c.ListenPort == 0 {
 		e.checkf("listenPort", "0 is not a port (1..65535)")
 	}

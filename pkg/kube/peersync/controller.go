@@ -34,7 +34,7 @@ const statusTick = time.Second
 // Agent is the running relay as the controller sees it.
 type Agent interface {
 	// Apply runs cfg atomically: every change or none (the SIGHUP path).
-	Apply(cfg *config.Config) error
+	Apply(ctx context.Context, cfg *config.Config) error
 	// Status reports every peer the relay runs.
 	Status(ctx context.Context) (admin.Status, error)
 }
@@ -213,7 +213,7 @@ func (c *Controller) sync(ctx context.Context) error {
 	defer c.mu.Unlock()
 	res := resolve(c.base, c.objects(), c.accepted, c.o.Allowed)
 	if c.applied == nil || !sameConfig(c.applied, res.cfg) {
-		if err := c.o.Agent.Apply(res.cfg); err != nil {
+		if err := c.o.Agent.Apply(ctx, res.cfg); err != nil {
 			// Nothing was applied: the relay runs what it ran. Say so on
 			// every RelayPeer whose spec was waiting to be applied.
 			for name, v := range res.verdicts {

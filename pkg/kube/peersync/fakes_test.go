@@ -146,7 +146,7 @@ type fakeAgent struct {
 
 var _ Agent = (*fakeAgent)(nil)
 
-func (a *fakeAgent) Apply(cfg *config.Config) error {
+func (a *fakeAgent) Apply(_ context.Context, cfg *config.Config) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.fail != nil {
