@@ -12,6 +12,9 @@ type NetstackStats struct {
 	UDPActive       int64  // of those, still open
 	UDPDialFailures uint64 // backend dials that failed (the flow was dropped)
 	UDPIdleClosed   uint64 // flows closed by the idle timeout
+	UDPTracked      int    // flows in the table now (at most the UDPMaxFlows cap)
+	UDPEvicted      uint64 // idle flows closed to make room for a new one in a full table
+	UDPRefused      uint64 // new flows' datagrams dropped: table full, no flow idle enough to evict
 	Filtered        uint64 // inbound packets dropped: destination neither own nor exported, malformed, or echo to an exported host
 }
 
@@ -19,12 +22,19 @@ type nsCounters struct {
 	tcpForwarded, tcpDialFailures                atomic.Uint64
 	tcpActive, udpActive                         atomic.Int64
 	udpFlows, udpDialFailures, udpIdle, filtered atomic.Uint64
+	udpEvicted, udpRefused                       atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
 func (n *Netstack) Stats() NetstackStats {
 	c := &n.stats
+	n.mu.Lock()
+	tracked := len(n.flows)
+	n.mu.Unlock()
 	return NetstackStats{
+		UDPTracked:      tracked,
+		UDPEvicted:      c.udpEvicted.Load(),
+		UDPRefused:      c.udpRefused.Load(),
 		TCPForwarded:    c.tcpForwarded.Load(),
 		TCPActive:       c.tcpActive.Load(),
 		TCPDialFailures: c.tcpDialFailures.Load(),
