@@ -161,4 +161,3 @@ func TestNetstackUDPFlowCapKeepsActiveFlows(t *testing.T) {
 		t.Fatalf("pending %d, flows %d; want 1, 0", n.udpPending, len(n.flows))
 	}
 }
-
