@@ -22,8 +22,9 @@ const (
 	// copy buffers.
 	DefaultSOCKS5MaxConns = 256
 	// DefaultSOCKS5MaxUDPAssociations caps the concurrent UDP ASSOCIATE
-	// requests (each also counts as a connection); each holds a host UDP
-	// port, up to two mesh sockets and 192 KiB of buffers.
+	// requests; each holds a host UDP port, up to two mesh sockets and 192
+	// KiB of buffers. Each is also a connection, so SOCKS5MaxConns caps
+	// them too.
 	DefaultSOCKS5MaxUDPAssociations = 64
 	// MaxUDPMaxFlows and MaxSOCKS5MaxConns bound the caps themselves, so
 	// that a typo cannot remove them.
@@ -83,9 +84,6 @@ func (ns *Netstack) validate(e *errList) {
 	}
 	checkRange("netstack.socks5MaxConns", ns.SOCKS5MaxConns, MaxSOCKS5MaxConns)
 	checkRange("netstack.socks5MaxUDPAssociations", ns.SOCKS5MaxUDPAssociations, MaxSOCKS5MaxConns)
-	if ns.SOCKS5MaxUDPAssociations > ns.SOCKS5MaxConns && ns.SOCKS5MaxConns >= 1 {
-		e.checkf("netstack.socks5MaxUDPAssociations", fmt.Sprintf("%d exceeds netstack.socks5MaxConns (%d): each association is also a connection", ns.SOCKS5MaxUDPAssociations, ns.SOCKS5MaxConns))
-	}
 	checkRange("netstack.udpMaxFlows", ns.UDPMaxFlows, MaxUDPMaxFlows)
 	if ns.UDPIdleTimeout < MinUDPIdleTimeout {
 		e.checkf("netstack.udpIdleTimeout", fmt.Sprintf("%s is below the minimum %s", ns.UDPIdleTimeout, MinUDPIdleTimeout))
