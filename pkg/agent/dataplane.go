@@ -69,17 +69,25 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 			var d net.Dialer
 			dial = d.DialContext
 		}
+		socks, err := socksOptions(cfg.Netstack)
+		if err != nil {
+			return nil, err
+		}
 		ns, err := tun.NewNetstack(tun.NetstackOptions{
-			Addresses: cfg.Addresses,
-			MTU:       cfg.MTU,
-			Exports:   cfg.Exports,
-			Dial:      dial,
-			Logger:    log,
+			Addresses:      cfg.Addresses,
+			MTU:            cfg.MTU,
+			Exports:        cfg.Exports,
+			Dial:           dial,
+			UDPIdleTimeout: cfg.Netstack.UDPIdleTimeout,
+			UDPMaxFlows:    cfg.Netstack.UDPMaxFlows,
+			SOCKS5:         socks,
+			Logger:         log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("creating netstack: %w", err)
 		}
 		undo = append(undo, func() { _ = ns.Close() })
+		exportNetstackMetrics(opts.Metrics, ns)
 		dp.ns = ns
 		inner = ns
 	default:

@@ -2,8 +2,13 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
+
+	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/metrics"
+	"github.com/liqo-relay/relay/pkg/tun"
 )
 
 // errNeedNetstack is returned by the in-mesh socket calls of a TUN relay,
@@ -26,4 +31,36 @@ func (a *Agent) ListenUDP(addr netip.AddrPort) (net.PacketConn, error) {
 		return nil, errNeedNetstack
 	}
 	return a.dp.ns.ListenUDP(addr)
+}
+
+// socksOptions builds the SOCKS5 proxy's options from the configuration,
+// reading the credentials file if one is set.
+func socksOptions(ns config.Netstack) (tun.SOCKS5Options, error) {
+	o := tun.SOCKS5Options{MaxConns: ns.SOCKS5MaxConns, MaxUDPAssociations: ns.SOCKS5MaxUDPAssociations}
+	if ns.SOCKS5 == "" || ns.SOCKS5AuthFile == "" {
+		return o, nil
+	}
+	creds, err := tun.LoadSOCKS5Credentials(ns.SOCKS5AuthFile)
+	if err != nil {
+		return o, fmt.Errorf("netstack.socks5AuthFile: %w", err)
+	}
+	o.Credentials = creds
+	return o, nil
+}
+
+// exportNetstackMetrics makes every scrape of m read ns's counters.
+func exportNetstackMetrics(m *metrics.Metrics, ns *tun.Netstack) {
+	m.NetstackSource(func() metrics.NetstackCounters {
+		s := ns.Stats()
+		return metrics.NetstackCounters{
+			UDPFlows:              s.UDPTracked,
+			UDPEvicted:            s.UDPEvicted,
+			UDPRefused:            s.UDPRefused,
+			SOCKS5Conns:           int(s.SOCKSConns),
+			SOCKS5RefusedLimit:    s.SOCKSRefusedLimit,
+			SOCKS5RefusedUDPLimit: s.SOCKSRefusedUDPLimit,
+			SOCKS5RefusedAuth:     s.SOCKSRefusedAuth,
+			SOCKS5AcceptErrors:    s.SOCKSAcceptErrors,
+		}
+	})
 }

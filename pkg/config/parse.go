@@ -91,9 +91,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		}
 	}
 	if n := m["netstack"]; n != nil {
-		if t := d.fields(n, "netstack", "socks5"); t != nil {
-			d.setString(t, "netstack", "socks5", &c.Netstack.SOCKS5)
-		}
+		d.netstack(n, &c.Netstack)
 	}
 	d.setPrefixes(m, "", "exports", &c.Exports)
 	d.admin(m, &c.Admin)

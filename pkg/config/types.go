@@ -102,6 +102,18 @@ type Netstack struct {
 	// SOCKS5 is the host:port of a local SOCKS5 proxy into the mesh, or
 	// empty for none.
 	SOCKS5 string
+	// SOCKS5AuthFile is the path of a file of username:password lines;
+	// when set the proxy requires RFC 1929 authentication. The caller
+	// reads it.
+	SOCKS5AuthFile string
+	// SOCKS5MaxConns caps the proxy's concurrent client connections.
+	SOCKS5MaxConns int
+	// SOCKS5MaxUDPAssociations caps its concurrent UDP associations.
+	SOCKS5MaxUDPAssociations int
+	// UDPMaxFlows caps the forwarded UDP flows to exported destinations.
+	UDPMaxFlows int
+	// UDPIdleTimeout closes a forwarded UDP flow idle this long.
+	UDPIdleTimeout time.Duration
 }
 
 // Log configures logging.
@@ -162,9 +174,10 @@ func Defaults() Config {
 			RulePriority: DefaultRulePriority,
 			FwMark:       DefaultFwMark,
 		},
-		Admin:  Admin{Listen: DefaultAdmin},
-		Log:    Log{Level: LogLevelInfo, Format: LogFormatText},
-		Health: DefaultHealth(),
+		Netstack: DefaultNetstack(),
+		Admin:    Admin{Listen: DefaultAdmin},
+		Log:      Log{Level: LogLevelInfo, Format: LogFormatText},
+		Health:   DefaultHealth(),
 	}
 }
 

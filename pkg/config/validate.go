@@ -59,11 +59,7 @@ func (c *Config) validate(e *errList) {
 	case ModeTUN:
 		c.validateTun(e)
 	case ModeNetstack:
-		if s := c.Netstack.SOCKS5; s != "" {
-			if _, _, msg := splitHostPort(s, true); msg != "" {
-				e.checkf("netstack.socks5", msg)
-			}
-		}
+		c.Netstack.validate(e)
 	}
 	c.validateAdmin(e)
 	switch c.Log.Level {

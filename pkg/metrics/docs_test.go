@@ -17,7 +17,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	documented := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `(relay_[a-z_]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `(relay_[a-z0-9_]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
 		documented[m[1]] = true
 	}
 

@@ -46,6 +46,7 @@ type Metrics struct {
 	mssClamped     *cumulative
 	reloadOK       prometheus.Counter
 	reloadError    prometheus.Counter
+	netstack       *netstackCollector
 }
 
 // Option adjusts New.
@@ -120,6 +121,7 @@ func New(opts ...Option) *Metrics {
 			"Packets whose addresses were rewritten to resolve overlapping pod CIDRs, by direction (rx or tx).", "direction"),
 		mssClamped: newCumulative(namespace+"_mss_clamped_total",
 			"TCP SYN packets whose MSS option was lowered to fit the tunnel MTU."),
+		netstack: newNetstackCollector(),
 	}
 	// Bounded label sets are exported from the start, at 0, so that rate()
 	// and absent() work before the first event.
@@ -144,6 +146,7 @@ func New(opts ...Option) *Metrics {
 		m.probesSent, m.probesLost, m.probesRejected, m.probesDropped, m.switches,
 		m.reachable, m.handshakes, m.peerBytes,
 		m.dropped, m.translated, m.mssClamped, reloads, buildInfo,
+		m.netstack,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

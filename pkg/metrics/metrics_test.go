@@ -361,5 +361,6 @@ func metricsWithEverySeries() *metrics.Metrics {
 	m.PathActive("b", "direct", true)
 	m.ProbeRejected()
 	m.ConfigReload(true)
+	m.NetstackSource(func() metrics.NetstackCounters { return metrics.NetstackCounters{} })
 	return m
 }

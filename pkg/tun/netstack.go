@@ -44,6 +44,11 @@ type NetstackOptions struct {
 	// UDPIdleTimeout closes a forwarded UDP flow after this long without a
 	// datagram in either direction; 0 means 60 s.
 	UDPIdleTimeout time.Duration
+	// UDPMaxFlows caps the forwarded UDP flows; 0 means 1024. See
+	// udpAdmitLocked for what happens when the table is full.
+	UDPMaxFlows int
+	// SOCKS5 configures the proxy ServeSOCKS5 serves.
+	SOCKS5 SOCKS5Options
 	// Logger receives the device's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -52,6 +57,7 @@ const (
 	nsNICID           = tcpip.NICID(1)
 	nsDefaultMTU      = 1420
 	nsDefaultUDPIdle  = 60 * time.Second
+	nsDefaultUDPMax   = 1024
 	nsName            = "netstack"
 	nsReadBatch       = 64 // packets one Read may return; also BatchSize
 	nsDialTimeout     = 10 * time.Second
@@ -90,6 +96,9 @@ type Netstack struct {
 	exports []netip.Prefix
 	dial    func(ctx context.Context, network, address string) (net.Conn, error)
 	udpIdle time.Duration
+	udpMax  int
+	now     func() time.Time // the clock of flow activity; tests replace it
+	socks   SOCKS5Options
 
 	stack  *stack.Stack
 	ep     *channel.Endpoint
@@ -104,6 +113,11 @@ type Netstack struct {
 	wg      sync.WaitGroup          // goroutines we own
 	closers map[io.Closer]struct{}  // live connections to close on Close
 	flows   map[*nsUDPFlow]struct{} // live forwarded UDP flows
+	// udpPending counts flows admitted whose endpoint is being created;
+	// udpNextScan is the earliest time a full table is scanned again for
+	// flows to evict (see udpAdmitLocked).
+	udpPending  int
+	udpNextScan time.Time
 
 	stats nsCounters
 	close sync.Once
@@ -123,6 +137,9 @@ func newNetstack(opts NetstackOptions, tuning nsTuning) (*Netstack, error) {
 		exports: append([]netip.Prefix(nil), opts.Exports...),
 		dial:    opts.Dial,
 		udpIdle: opts.UDPIdleTimeout,
+		udpMax:  opts.UDPMaxFlows,
+		now:     time.Now,
+		socks:   opts.SOCKS5.withDefaults(),
 		events:  make(chan tun.Event, 1),
 		closers: make(map[io.Closer]struct{}),
 		flows:   make(map[*nsUDPFlow]struct{}),
@@ -143,6 +160,9 @@ func newNetstack(opts NetstackOptions, tuning nsTuning) (*Netstack, error) {
 	}
 	if n.udpIdle <= 0 {
 		n.udpIdle = nsDefaultUDPIdle
+	}
+	if n.udpMax <= 0 {
+		n.udpMax = nsDefaultUDPMax
 	}
 	for i, p := range n.exports {
 		if !p.IsValid() {

@@ -172,17 +172,37 @@ func (f *nsUDPFlow) touch(now time.Time) { f.last.Store(now.UnixNano()) }
 // forwardUDP handles the first datagram of a new 4-tuple to an exported
 // destination. It runs inline in the stack's receive path, so it only binds
 // the endpoint (which queues the datagram) and hands the rest to a goroutine.
+// When the flow table is full and no flow is idle enough to evict, the
+// datagram is dropped; the 4-tuple's next datagram tries again.
 func (n *Netstack) forwardUDP(r *udp.ForwarderRequest) {
 	id := r.ID()
+	now := n.now()
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	evicted, ok := n.udpAdmitLocked(now)
+	n.mu.Unlock()
+	n.udpEvict(evicted)
+	if !ok {
+		n.stats.udpRefused.Add(1)
+		n.log.Debug("udp forward: flow table full, datagram dropped", "src", nsSrc(id), "dst", nsDst(id), "max", n.udpMax)
+		return
+	}
 	var wq waiter.Queue
 	ep, terr := r.CreateEndpoint(&wq)
 	if terr != nil {
+		n.mu.Lock()
+		n.udpPending--
+		n.mu.Unlock()
 		n.log.Debug("udp forward: endpoint", "src", nsSrc(id), "dst", nsDst(id), "err", terr.String())
 		return
 	}
 	f := &nsUDPFlow{src: nsSrc(id), dst: nsDst(id), peer: gonet.NewUDPConn(&wq, ep)}
-	f.touch(time.Now())
+	f.touch(now)
 	n.mu.Lock()
+	n.udpPending--
 	if n.closed {
 		n.mu.Unlock()
 		f.close()
@@ -221,18 +241,18 @@ func (n *Netstack) runUDPFlow(f *nsUDPFlow) {
 	done := make(chan struct{})
 	if !n.spawn(func() {
 		defer close(done)
-		nsPumpUDP(backend, f.peer, f, f.stop)
+		n.pumpUDP(backend, f.peer, f)
 	}) {
 		return
 	}
-	nsPumpUDP(f.peer, backend, f, f.stop)
+	n.pumpUDP(f.peer, backend, f)
 	<-done
 }
 
-// nsPumpUDP moves datagrams from src to dst until either fails, then stops
+// pumpUDP moves datagrams from src to dst until either fails, then stops
 // the flow.
-func nsPumpUDP(dst, src net.Conn, f *nsUDPFlow, stop func()) {
-	defer stop()
+func (n *Netstack) pumpUDP(dst, src net.Conn, f *nsUDPFlow) {
+	defer f.stop()
 	buf := make([]byte, 64<<10)
 	for {
 		m, err := src.Read(buf)
@@ -242,7 +262,7 @@ func nsPumpUDP(dst, src net.Conn, f *nsUDPFlow, stop func()) {
 			}
 			return
 		}
-		f.touch(time.Now())
+		f.touch(n.now())
 		if _, err := dst.Write(buf[:m]); err != nil && !nsTransientUDP(err) {
 			return
 		}

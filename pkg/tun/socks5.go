@@ -9,11 +9,11 @@ import (
 	"net"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 )
 
-// SOCKS5 (RFC 1928) constants, without authentication (method 0x00 only).
+// SOCKS5 (RFC 1928) constants. Authentication is none (method 0x00) or
+// username/password (0x02, RFC 1929; see socks5_auth.go).
 const (
 	socksVersion       = 5
 	socksMethodNone    = 0x00
@@ -39,72 +39,12 @@ const (
 
 var errSocksProtocol = errors.New("socks5: protocol error")
 
-// ServeSOCKS5 serves SOCKS5 (RFC 1928, no authentication) on ln: CONNECT and
-// UDP ASSOCIATE, both dialling into the mesh through DialContext. Domain names
-// are accepted only when they are IP literals; there is no resolver. It
-// returns nil when ctx is done, after closing ln and every connection it
-// opened, or the listener's error if Accept fails first.
-func (n *Netstack) ServeSOCKS5(ctx context.Context, ln net.Listener) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu    sync.Mutex
-		conns = map[net.Conn]struct{}{}
-		wg    sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() { // closes everything on ctx done; exits when Serve returns
-		defer wg.Done()
-		<-ctx.Done()
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		conns = nil
-		mu.Unlock()
-	}()
-	var err error
-	for {
-		var c net.Conn
-		c, err = ln.Accept()
-		if err != nil {
-			break
-		}
-		mu.Lock()
-		if conns == nil {
-			mu.Unlock()
-			c.Close()
-			break
-		}
-		conns[c] = struct{}{}
-		mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				c.Close()
-				mu.Lock()
-				delete(conns, c)
-				mu.Unlock()
-			}()
-			if err := n.serveSOCKSConn(ctx, c); err != nil {
-				n.log.Debug("socks5: connection ended", "client", c.RemoteAddr(), "err", err)
-			}
-		}()
-	}
-	stopped := ctx.Err() != nil
-	cancel()
-	wg.Wait()
-	if stopped {
-		return nil
-	}
-	return fmt.Errorf("socks5: accept: %w", err)
-}
-
 func (n *Netstack) serveSOCKSConn(ctx context.Context, c net.Conn) error {
 	c.SetDeadline(time.Now().Add(socksHandshakeTimeout))
-	if err := socksNegotiate(c); err != nil {
+	if err := socksNegotiate(c, n.socks.Credentials); err != nil {
+		if errors.Is(err, errSocksAuth) {
+			n.stats.socksRefusedAuth.Add(1)
+		}
 		return err
 	}
 	cmd, dst, err := socksReadRequest(c)
@@ -119,6 +59,13 @@ func (n *Netstack) serveSOCKSConn(ctx context.Context, c net.Conn) error {
 	case socksCmdConnect:
 		return n.socksConnect(ctx, c, dst)
 	case socksCmdUDP:
+		if n.stats.socksAssocs.Add(1) > int64(n.socks.MaxUDPAssociations) {
+			n.stats.socksAssocs.Add(-1)
+			n.stats.socksRefusedUDPLimit.Add(1)
+			socksReply(c, socksRepFailure, netip.AddrPort{})
+			return fmt.Errorf("socks5: udp associate: %d associations open, the most allowed", n.socks.MaxUDPAssociations)
+		}
+		defer n.stats.socksAssocs.Add(-1)
 		return n.socksAssociate(ctx, c)
 	default:
 		socksReply(c, socksRepCmdUnsupp, netip.AddrPort{})
@@ -134,7 +81,11 @@ type socksReplyError struct {
 
 func (e socksReplyError) Error() string { return "socks5: " + e.msg }
 
-func socksNegotiate(rw io.ReadWriter) error {
+// socksNegotiate reads the client's greeting and selects a method: with
+// creds, username/password (then authenticates); without, none. A client
+// that offers no acceptable method is answered 0xFF; without creds that is
+// a protocol error, with creds an authentication failure (errSocksAuth).
+func socksNegotiate(rw io.ReadWriter, creds *SOCKS5Credentials) error {
 	var hdr [2]byte
 	if _, err := io.ReadFull(rw, hdr[:]); err != nil {
 		return fmt.Errorf("socks5: greeting: %w", err)
@@ -146,14 +97,24 @@ func socksNegotiate(rw io.ReadWriter) error {
 	if _, err := io.ReadFull(rw, methods); err != nil {
 		return fmt.Errorf("socks5: greeting methods: %w", err)
 	}
+	want, missing := byte(socksMethodNone), errSocksProtocol
+	if creds != nil {
+		want, missing = socksMethodUserPass, errSocksAuth
+	}
 	for _, m := range methods {
-		if m == socksMethodNone {
-			_, err := rw.Write([]byte{socksVersion, socksMethodNone})
+		if m != want {
+			continue
+		}
+		if _, err := rw.Write([]byte{socksVersion, want}); err != nil {
 			return err
 		}
+		if creds != nil {
+			return socksAuthenticate(rw, creds)
+		}
+		return nil
 	}
 	rw.Write([]byte{socksVersion, socksMethodNoneOK})
-	return fmt.Errorf("%w: client offers no acceptable method", errSocksProtocol)
+	return fmt.Errorf("%w: client offers no acceptable method (want %#02x)", missing, want)
 }
 
 // socksReadRequest reads VER CMD RSV ATYP DST.ADDR DST.PORT.

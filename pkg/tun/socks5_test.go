@@ -243,11 +243,14 @@ func FuzzSOCKSParseUDP(f *testing.F) {
 func FuzzSOCKSRequest(f *testing.F) {
 	f.Add([]byte{5, 1, 0, 1, 10, 0, 0, 1, 0, 80})
 	f.Add([]byte{5, 3, 0, 3, 0, 0, 0})
+	f.Add([]byte{5, 1, 2, 1, 1, 'u', 1, 'p'})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		socksReadRequest(bytes.NewReader(b)) // must not panic
-		socksNegotiate(&struct {
-			io.Reader
-			io.Writer
-		}{bytes.NewReader(b), io.Discard})
+		for _, creds := range []*SOCKS5Credentials{nil, {users: map[string][]byte{"u": []byte("p")}}} {
+			socksNegotiate(&struct {
+				io.Reader
+				io.Writer
+			}{bytes.NewReader(b), io.Discard}, creds)
+		}
 	})
 }
