@@ -14,24 +14,32 @@ const (
 	// ConditionDegraded: the active path is not the first healthy
 	// preference, or some path is down.
 	ConditionDegraded = "Degraded"
+	// ConditionEndpointsKnown: the Relay publishes at least one endpoint.
+	ConditionEndpointsKnown = "EndpointsKnown"
 )
 
 // Condition reasons. Each names a state a person can act on; the condition
 // message says what to do.
 const (
-	ReasonApplied         = "Applied"
-	ReasonInvalid         = "InvalidSpec"
-	ReasonNotAllowed      = "PrefixNotAllowed"
-	ReasonNameClash       = "NameClash"
-	ReasonApplyFailed     = "ApplyFailed"
-	ReasonPathUp          = "PathUp"
-	ReasonAllPathsDown    = "AllPathsDown"
-	ReasonNoPaths         = "NoPaths"
-	ReasonPreferredActive = "PreferredPathActive"
-	ReasonNotPreferred    = "NotOnPreferredPath"
-	ReasonPathDown        = "PathDown"
-	ReasonRunning         = "Running"
-	ReasonKeyRotating     = "KeyRotating"
+	ReasonApplied          = "Applied"
+	ReasonInvalid          = "InvalidSpec"
+	ReasonNotAllowed       = "PrefixNotAllowed"
+	ReasonNameClash        = "NameClash"
+	ReasonApplyFailed      = "ApplyFailed"
+	ReasonPathUp           = "PathUp"
+	ReasonAllPathsDown     = "AllPathsDown"
+	ReasonNoPaths          = "NoPaths"
+	ReasonPreferredActive  = "PreferredPathActive"
+	ReasonNotPreferred     = "NotOnPreferredPath"
+	ReasonPathDown         = "PathDown"
+	ReasonRunning          = "Running"
+	ReasonKeyRotating      = "KeyRotating"
+	ReasonNotReady         = "NotReady"
+	ReasonEndpoints        = "EndpointsPublished"
+	ReasonNoEndpoints      = "NoEndpoints"
+	ReasonServiceNotFound  = "ServiceNotFound"
+	ReasonServiceNoPort    = "ServiceHasNoUDPPort"
+	ReasonServiceNoIngress = "ServiceHasNoIngress"
 )
 
 // RotateKeyAnnotation on a Relay asks its relay to generate a new private
