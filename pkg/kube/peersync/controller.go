@@ -137,13 +137,21 @@ func New(o Options) *Controller {
 	return c
 }
 
-// SetBase replaces the file configuration (a SIGHUP reload) and resyncs:
-// the relay then runs the new file peers with the RelayPeers that still fit.
-func (c *Controller) SetBase(cfg *config.Config) {
+// SetBase replaces the file configuration (a SIGHUP reload) and applies it
+// at once with the RelayPeers that still fit; the file wins a clash. When
+// the relay refuses the result (a setting only a restart can change, a
+// failed step), the previous file configuration stays and the error says
+// why.
+func (c *Controller) SetBase(ctx context.Context, cfg *config.Config) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.base
 	c.base = cfg.Clone()
-	c.mu.Unlock()
-	c.queue.Add(syncKey)
+	if err := c.syncLocked(ctx); err != nil {
+		c.base = old
+		return err
+	}
+	return nil
 }
 
 // Run runs the informer, the sync worker and the status loop until ctx is
@@ -211,6 +219,10 @@ func (c *Controller) objects() []*v1alpha1.RelayPeer {
 func (c *Controller) sync(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.syncLocked(ctx)
+}
+
+func (c *Controller) syncLocked(ctx context.Context) error {
 	res := resolve(c.base, c.objects(), c.accepted, c.o.Allowed)
 	if c.applied == nil || !sameConfig(c.applied, res.cfg) {
 		if err := c.o.Agent.Apply(ctx, res.cfg); err != nil {

@@ -190,8 +190,7 @@ func TestSetBaseRevalidates(t *testing.T) {
 	nb := baseConfig(t)
 	nb.Peers[0].Prefixes = append(nb.Peers[0].Prefixes, nb.Peers[0].Prefixes[0])
 	nb.Peers[0].Prefixes[1] = netip.MustParsePrefix("10.72.0.0/16")
-	b.c.SetBase(nb)
-	if err := b.c.sync(context.Background()); err != nil {
+	if err := b.c.SetBase(context.Background(), nb); err != nil {
 		t.Fatal(err)
 	}
 	if v := b.c.verdicts["provider-b"]; v.ready || !strings.Contains(v.message, "overlaps") {
@@ -199,6 +198,27 @@ func TestSetBaseRevalidates(t *testing.T) {
 	}
 	if _, ok := b.agent.last().Peer("provider-b"); ok {
 		t.Error("provider-b still runs with a prefix the file now routes elsewhere")
+	}
+}
+
+func TestSetBaseRefusedKeepsOldBase(t *testing.T) {
+	b := newBed(t)
+	if err := b.seed(relayPeer("provider-b", 1, key(t), "10.72.0.0/16")); err != nil {
+		t.Fatal(err)
+	}
+	before := b.agent.last()
+	b.agent.fail = errors.New("mtu cannot change while running")
+	nb := baseConfig(t)
+	nb.MTU = 1400
+	if err := b.c.SetBase(context.Background(), nb); err == nil {
+		t.Fatal("SetBase succeeded while the relay refused it")
+	}
+	b.agent.fail = nil
+	if err := b.c.sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b.agent.last().MTU != before.MTU {
+		t.Errorf("after a refused SetBase the relay got MTU %d, want the old base's %d", b.agent.last().MTU, before.MTU)
 	}
 }
 

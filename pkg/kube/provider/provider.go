@@ -1,0 +1,186 @@
+// Package provider runs a relay as a Kubernetes citizen of its provider
+// cluster: it connects to the API server (a kubeconfig, or in-cluster),
+// reads or creates the relay's private key in its Secret, publishes the
+// relay's Relay object and drives the relay's peers from its RelayPeers
+// (pkg/kube/relaypublish, pkg/kube/peersync). The data plane never waits
+// for the API server: when it goes away the relay keeps its last applied
+// state, and the loops reconnect with backoff and resync.
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/kube/keysecret"
+	"github.com/liqo-relay/relay/pkg/kube/peersync"
+	"github.com/liqo-relay/relay/pkg/kube/relayclient"
+	"github.com/liqo-relay/relay/pkg/kube/relaypublish"
+)
+
+// namespaceFile is where a pod finds its own namespace.
+const namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// Cluster is a connection to the provider's API server, in the relay's
+// namespace.
+type Cluster struct {
+	Namespace string
+	core      kubernetes.Interface
+	relays    *relayclient.Client
+}
+
+// Connect reaches the API server of kubeconfig, or the in-cluster one when
+// kubeconfig is empty. namespace defaults to the pod's namespace.
+func Connect(kubeconfig, namespace string) (*Cluster, error) {
+	var cfg *rest.Config
+	var err error
+	if kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	if namespace == "" {
+		namespace, err = podNamespace(kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+	}
+	cfg.UserAgent = "liqo-relay"
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	rc, err := relayclient.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Namespace: namespace, core: core, relays: rc}, nil
+}
+
+func podNamespace(kubeconfig string) (string, error) {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns, nil
+	}
+	if b, err := os.ReadFile(namespaceFile); err == nil {
+		if ns := strings.TrimSpace(string(b)); ns != "" {
+			return ns, nil
+		}
+	}
+	if kubeconfig != "" {
+		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
+		ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).Namespace()
+		if err == nil && ns != "" {
+			return ns, nil
+		}
+	}
+	return "", errors.New("kubernetes: no namespace: pass --namespace, or set POD_NAMESPACE")
+}
+
+// LoadKey fills cfg's private key from its privateKeySecret, creating the
+// Secret with a new key when it does not exist. It does nothing when the
+// key is given otherwise.
+func (c *Cluster) LoadKey(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	if cfg.PrivateKeySecret.IsZero() {
+		return nil
+	}
+	k, created, err := keysecret.Load(ctx, c.core.CoreV1().Secrets(c.Namespace), cfg.PrivateKeySecret, cfg.Name)
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("generated a private key and stored it", "secret", c.Namespace+"/"+cfg.PrivateKeySecret.Name)
+	}
+	cfg.SetKeyFromSecret(k)
+	return nil
+}
+
+// Agent is the running relay.
+type Agent interface {
+	peersync.Agent
+	Ready() (bool, string)
+	ListenPort() uint16
+}
+
+// Options of Run.
+type Options struct {
+	Base     *config.Config
+	Agent    Agent
+	Version  string
+	Protocol int
+	Registry prometheus.Registerer
+	Logger   *slog.Logger
+}
+
+// Control is the relay's Kubernetes control loop.
+type Control struct {
+	peers *peersync.Controller
+	pub   *relaypublish.Publisher
+}
+
+// NewControl builds the control loop for the relay of o.Base.
+func (c *Cluster) NewControl(o Options) (*Control, error) {
+	writes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "relay", Subsystem: "kube", Name: "status_writes_total",
+		Help: "Status writes to the Kubernetes API server, by kind (Relay, RelayPeer).",
+	}, []string{"kind"})
+	if o.Registry != nil {
+		if err := o.Registry.Register(writes); err != nil {
+			return nil, fmt.Errorf("registering metrics: %w", err)
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	name := o.Base.Name
+	ctl := &Control{
+		peers: peersync.New(peersync.Options{
+			Namespace: c.Namespace, Relay: name, Allowed: o.Base.AllowedPeerPrefixes,
+			Base: o.Base, Agent: o.Agent, API: c.relays, Logger: o.Logger,
+			Writes: writes.WithLabelValues("RelayPeer"),
+		}),
+		pub: relaypublish.New(relaypublish.Options{
+			Namespace: c.Namespace, Name: name,
+			Labels: map[string]string{v1alpha1.RelayLabel: name, "app.kubernetes.io/managed-by": "liqo-relay"},
+			Info: relaypublish.Info{
+				PublicKey: o.Base.PublicKey().String(), ListenPort: o.Agent.ListenPort(), Mode: string(o.Base.Mode),
+				Version: o.Version, ProtocolVersion: o.Protocol, Ready: o.Agent.Ready,
+			},
+			Relays: c.relays, Services: c.core.CoreV1().Services(c.Namespace), Logger: o.Logger,
+			Writes: writes.WithLabelValues("Relay"),
+		}),
+	}
+	return ctl, nil
+}
+
+// Run runs the loops until ctx is done.
+func (ctl *Control) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	var perr error
+	wg.Go(func() { perr = ctl.peers.Run(ctx) })
+	wg.Go(func() { _ = ctl.pub.Run(ctx) })
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return perr
+}
+
+// SetBase applies a new file configuration (SIGHUP) together with the
+// RelayPeers. On error the relay keeps running its previous configuration.
+func (ctl *Control) SetBase(ctx context.Context, cfg *config.Config) error {
+	return ctl.peers.SetBase(ctx, cfg)
+}
