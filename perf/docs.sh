@@ -10,6 +10,8 @@
 #   perf/results/table-full.md          perf/table.sh full (make perf writes it)
 #   test/bench/rounds-table.sh          the raw rounds in perf/results/bench-rounds.txt
 #                                       (test/bench/rounds.sh writes them)
+#   test/bench/micro-table.sh           the raw runs in perf/results/bench-micro.txt
+#                                       (test/bench/micro.sh writes them)
 #
 # --check changes nothing and exits 1 if a block differs from its source
 # (make perf-check runs it, so a hand edit of a figure is caught).
@@ -43,4 +45,6 @@ splice() {
 splice perf/README.md perf/results/table-full.md "$ROOT/perf/results/table-full.md"
 "$ROOT/test/bench/rounds-table.sh" "$ROOT/perf/results/bench-rounds.txt" >"$T/rounds.md"
 splice docs/performance.md test/bench/rounds-table.sh "$T/rounds.md"
+"$ROOT/test/bench/micro-table.sh" "$ROOT/perf/results/bench-micro.txt" >"$T/micro.md"
+splice docs/performance.md test/bench/micro-table.sh "$T/micro.md"
 exit $stale

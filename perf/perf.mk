@@ -33,6 +33,7 @@ perf-down:
 	./perf/testbed.sh down all
 
 perf-check:
-	@for f in perf/*.sh perf/scenarios/*.sh perf/analyze/*.sh; do bash -n $$f || exit 1; done
+	@for f in perf/*.sh perf/scenarios/*.sh perf/analyze/*.sh test/bench/*.sh; do bash -n $$f || exit 1; done
 	./perf/analyze/test.sh
 	./perf/gate-test.sh
+	./perf/docs.sh --check

@@ -37,7 +37,7 @@ END {
 	print "| benchmark | median MB/s | median CPU ns/B | runs |"
 	print "|---|---:|---:|---:|"
 	# Sorted by name, so the table does not depend on the rotation.
-	for (i = 1; i <= nn; i++) for (j = i; j > 1 && order[j-1] > order[j]; j--) { t = order[j]; order[j] = order[j-1]; order[j-1] = t }
+	for (i = 1; i <= nn; i++) for (j = i; j > 1 && label(order[j-1]) > label(order[j]); j--) { t = order[j]; order[j] = order[j-1]; order[j-1] = t }
 	for (i = 1; i <= nn; i++) {
 		k = order[i]
 		printf "| %s | %.1f | %s | %d |\n", label(k), median(mb[k]), (k in cpu) ? sprintf("%.2f", median(cpu[k])) : "–", split(mb[k], x, " ")
