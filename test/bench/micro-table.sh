@@ -15,6 +15,8 @@ function median(list,   a, n, i, j, t) {
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
 	return (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
 }
+# num: one decimal, two below 1 ns (a batch of 128 divides small costs).
+function num(v) { return sprintf(v + 0 < 1 ? "%.2f" : "%.1f", v) }
 /^# / { k = $2; sub(/:$/, "", k); v = $0; sub(/^# [^:]*: */, "", v); hdr[k] = v; next }
 /^pkg: / { pkg = $2; sub(/.*\/pkg\//, "", pkg); next }
 /^Benchmark/ {
@@ -35,6 +37,6 @@ END {
 	print "|---|---:|---:|---:|---:|"
 	for (i = 1; i <= nn; i++) {
 		k = order[i]
-		printf "| %s | %.1f | %.1f | %d | %d |\n", k, lo[k], median(ns[k]), al[k], split(ns[k], x, " ")
+		printf "| %s | %s | %s | %d | %d |\n", k, num(lo[k]), num(median(ns[k])), al[k], split(ns[k], x, " ")
 	}
 }' "$RAW"
