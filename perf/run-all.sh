@@ -48,7 +48,7 @@ mkdir -p "$PERF_RESULTS"
 # testbed. It gave a figure if it wrote its result JSON
 # ($PERF_RESULTS/NAME-RESULT.json) during this run; one that did not is
 # reported as failed and the rest run. Overrunning the budget only warns.
-failed=() slow=() produced=()
+failed=() slow=() produced=() rc=0
 scenario() {
 	local budget=$1 name=$2; shift 2
 	local result=$MODE a
@@ -107,8 +107,9 @@ if [ "$MODE" = full ] && results_committed; then
 	done
 fi
 "$PERF_ROOT/table.sh" "$MODE" | tee "$PERF_RESULTS/table-$MODE.md"
+# A full run into perf/results/ also updates the table in perf/README.md.
+if [ "$MODE" = full ] && results_committed; then "$PERF_ROOT/docs.sh" || rc=1; fi
 [ ${#slow[@]} = 0 ] || log "warning: over budget (figures kept): ${slow[*]}"
-rc=0
 [ ${#failed[@]} = 0 ] || { log "error: no figure from: ${failed[*]}"; rc=1; }
 "$PERF_ROOT/gate.sh" "$MODE" || rc=1
 exit $rc
