@@ -1,0 +1,169 @@
+//go:build linux
+
+package agent_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/liqo-relay/relay/pkg/admin"
+)
+
+// rawUDP is a raw IPv4 socket for UDP on loopback: it sees a copy of every
+// UDP datagram delivered on this host (a tap on the wire, as an
+// eavesdropper on a path has), and sends UDP datagrams with any source
+// port from 127.0.0.1 (a spoofer). It needs CAP_NET_RAW.
+type rawUDP struct{ fd int }
+
+func openRawUDP(t *testing.T) *rawUDP {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, syscall.IPPROTO_UDP)
+	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
+		t.Skip("needs CAP_NET_RAW (root) to tap and spoof UDP on loopback")
+	}
+	if err != nil {
+		t.Fatalf("raw socket: %v", err)
+	}
+	r := &rawUDP{fd: fd}
+	t.Cleanup(func() { syscall.Close(fd) })
+	return r
+}
+
+// drain returns the payloads of the datagrams queued on the tap that are
+// sent to port dst and satisfy keep, without waiting.
+func (r *rawUDP) drain(dst uint16, keep func(src netip.AddrPort, payload []byte) bool) [][]byte {
+	var out [][]byte
+	buf := make([]byte, 65536)
+	for {
+		n, _, err := syscall.Recvfrom(r.fd, buf, syscall.MSG_DONTWAIT)
+		if err != nil || n < 20 {
+			return out
+		}
+		pkt := buf[:n]
+		ihl := int(pkt[0]&0x0f) * 4
+		if pkt[9] != syscall.IPPROTO_UDP || len(pkt) < ihl+8 {
+			continue
+		}
+		udp := pkt[ihl:]
+		src := netip.AddrPortFrom(netip.AddrFrom4([4]byte(pkt[12:16])), binary.BigEndian.Uint16(udp[0:2]))
+		if binary.BigEndian.Uint16(udp[2:4]) != dst {
+			continue
+		}
+		if payload := udp[8:]; keep(src, payload) {
+			out = append(out, append([]byte(nil), payload...))
+		}
+	}
+}
+
+// send sends payload from 127.0.0.1:srcPort to 127.0.0.1:dstPort. The UDP
+// checksum is left zero (none, which IPv4 allows).
+func (r *rawUDP) send(srcPort, dstPort uint16, payload []byte) error {
+	pkt := make([]byte, 8+len(payload))
+	binary.BigEndian.PutUint16(pkt[0:], srcPort)
+	binary.BigEndian.PutUint16(pkt[2:], dstPort)
+	binary.BigEndian.PutUint16(pkt[4:], uint16(len(pkt)))
+	copy(pkt[8:], payload)
+	return syscall.Sendto(r.fd, pkt, 0, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+}
+
+// isWGData reports whether b is a WireGuard transport message carrying a
+// packet (not an empty keepalive, which is never credited anyway).
+func isWGData(b []byte) bool {
+	return len(b) > 32 && b[0] == 4 && b[1] == 0 && b[2] == 0 && b[3] == 0
+}
+
+// pathStatus is from's status of its path to peer.
+func (b *bed) pathStatus(from, peer, path string) admin.PathStatus {
+	b.t.Helper()
+	p, _ := b.peer(from, peer)
+	for _, ps := range p.Paths {
+		if ps.Name == path {
+			return ps
+		}
+	}
+	b.t.Fatalf("%s has no path %s to %s", from, path, peer)
+	return admin.PathStatus{}
+}
+
+// TestDeadPathGoesDownUnderSpoofedReplays records genuine WireGuard data
+// messages that provider-a sends to provider-b, blackholes A-B's direct
+// path, and then keeps replaying the recorded messages to B from the
+// address B knows as the direct path's (its endpoint, where the peer's
+// answers come from: the address passive evidence is credited to). B's
+// direct path to A must go down all the same: the replays carry B's valid
+// receiver index for A, but WireGuard rejects them as replays, and only
+// data that WireGuard authenticated and found fresh is evidence (docs/
+// failover.md). (When the Bind counted data by its cleartext receiver
+// index, before decryption, the replays kept the dead path up.)
+//
+// The emulated links cannot send from another's address, so the spoofer
+// is a raw socket (root only): the replays reach B's socket from exactly
+// the path's address, as they would on a real network.
+func TestDeadPathGoesDownUnderSpoofedReplays(t *testing.T) {
+	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 3 * time.Millisecond})
+	b.waitActive(relayA, relayB, "direct")
+	b.waitActive(relayB, relayA, "direct")
+	b.upSnapshot()
+	raw := openRawUDP(t)
+	portB := b.f.Relay(relayB).Port
+	pathAddr := b.direct.Endpoint(relayB) // B's endpoint for A's direct path
+	if st := b.pathStatus(relayB, relayA, "direct"); st.Endpoint != pathAddr.String() {
+		t.Fatalf("B's direct path to A has endpoint %s, want %s", st.Endpoint, pathAddr)
+	}
+
+	// Record A's data to B (it travels the direct path, the active one).
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	c, err := b.agent(relayA).DialContext(ctx, "udp", pod(2, podPort).String())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	const want = 16
+	var recorded [][]byte
+	for i := 0; len(recorded) < want; i++ {
+		if i == 200 {
+			t.Fatalf("recorded only %d data messages to B in %d echoes", len(recorded), i)
+		}
+		if err := echoOnce(c, fmt.Appendf(nil, "record %d", i), true); err != nil {
+			t.Fatal(err)
+		}
+		recorded = append(recorded, raw.drain(portB, func(_ netip.AddrPort, p []byte) bool { return isWGData(p) })...)
+	}
+
+	b.direct.Cut(true)
+	spoofCtx, stopSpoof := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stopSpoof(); wg.Wait() }()
+	var sent, spoofErrs int
+	wg.Go(func() {
+		for i := 0; spoofCtx.Err() == nil; i++ {
+			if err := raw.send(pathAddr.Port(), portB, recorded[i%len(recorded)]); err != nil {
+				spoofErrs++
+			} else {
+				sent++
+			}
+			time.Sleep(time.Millisecond) // well within a detect time
+		}
+	})
+
+	waitFor(t, waitTimeout, "B's direct path to A to go down under spoofed replays", func() bool {
+		return b.pathStatus(relayB, relayA, "direct").State != admin.PathUp
+	})
+	b.waitActive(relayB, relayA, "consumer")
+	// The replays did arrive from the path's address: the tap sees them.
+	seen := raw.drain(portB, func(src netip.AddrPort, p []byte) bool { return src == pathAddr && isWGData(p) })
+	stopSpoof()
+	wg.Wait()
+	if sent == 0 || len(seen) == 0 {
+		t.Fatalf("spoofer sent %d replays (%d errors), the tap saw %d of them from %s: the test proved nothing", sent, spoofErrs, len(seen), pathAddr)
+	}
+	t.Logf("%d recorded messages replayed %d times from %s; B's direct path went down and B moved to consumer", len(recorded), sent, pathAddr)
+}
