@@ -115,7 +115,10 @@ func (b *bed) pathStatus(from, peer, path string) admin.PathStatus {
 // is a raw socket (root only): the replays reach B's socket from exactly
 // the path's address, as they would on a real network.
 func TestDeadPathGoesDownUnderSpoofedReplays(t *testing.T) {
-	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 3 * time.Millisecond})
+	// calmHealth: a spoofer goroutine that the loaded machine leaves
+	// unscheduled for a detect time would let the path go down even where
+	// replays count as evidence, and the test would prove nothing.
+	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 3 * time.Millisecond, Health: calmHealth})
 	b.waitActive(relayA, relayB, "direct")
 	b.waitActive(relayB, relayA, "direct")
 	b.upSnapshot()
