@@ -106,10 +106,14 @@ func (b *bed) pathStatus(from, peer, path string) admin.PathStatus {
 // direct path to A must go down all the same: the replays carry B's valid
 // receiver index for A, but WireGuard rejects them as replays, and only
 // data that WireGuard authenticated and found fresh is evidence (docs/
-// failover.md). It must go down before any new handshake: when the Bind
-// counted data by its cleartext receiver index, before decryption, the
-// replays kept the dead path up until WireGuard's next handshake (some 15 s
-// later) retired the session they belong to.
+// failover.md). When the Bind counted data by its cleartext receiver
+// index, before decryption, the replays kept the dead path up: with the
+// default health settings it still went down after several seconds in
+// some runs (the cause was not pinned down; a stall of the spoofer longer
+// than the 300 ms detect time is enough), with calmHealth it stayed up for
+// the whole wait in every run. It must also go down before any handshake
+// message: a new handshake would retire the replayed session's index, and
+// then even that Bind would ignore the replays.
 //
 // The emulated links cannot send from another's address, so the spoofer
 // is a raw socket (root only): the replays reach B's socket from exactly
