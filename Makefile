@@ -16,6 +16,8 @@ CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 all: build
 
+# build: the one product binary. Test and perf tools have their own mains
+# under perf/ and test/, built by the targets that use them (perf/perf.mk).
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/relay
 
@@ -28,8 +30,16 @@ deps:
 	fi
 	$(GO) mod download
 
+# test: every package with the race detector, its output as plain go test
+# prints it (ok/FAIL lines, failed tests' output) through test/cmd/testsummary,
+# which then says how many tests skipped for lack of root (run as an
+# ordinary user, the namespace tests skip: that is not a full run). pipefail
+# keeps go test's exit status. Then the simulated-mesh seeds that -race
+# leaves out (pkg/failover raceEnabled), without the race detector.
 test: deps build
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) build -o bin/testsummary ./test/cmd/testsummary
+	set -o pipefail; $(GO) test -race -count=1 -timeout 20m -json ./... | bin/testsummary
+	$(GO) test -count=1 -timeout 10m -run '^TestMeshCutsDetectedAndFailedOver$$' ./pkg/failover/
 
 unit:
 	$(GO) test -race -count=1 -short ./...

@@ -12,6 +12,9 @@ set -o errexit -o nounset -o pipefail
 PERF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$PERF_ROOT/.." && pwd)
 RELAY=${RELAY:-$REPO_ROOT/bin/relay}
+# The WAN emulator is test tooling with its own main (perf/cmd/wanem), not
+# part of the relay binary; perf_build_tools builds it.
+WANEM=${WANEM:-$REPO_ROOT/bin/wanem}
 # A unique prefix per testbed, so it never collides with tests or another run.
 PERF_PREFIX=${PERF_PREFIX:-lrp$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n')}
 PERF_STATE=${PERF_STATE:-/run/liqo-relay-perf/$PERF_PREFIX}
@@ -67,6 +70,15 @@ perf_require() {
 	for c in ip ping jq awk "$@"; do command -v "$c" >/dev/null || missing+=("$c"); done
 	[ ${#missing[@]} = 0 ] || die "missing commands: ${missing[*]} (make perf-deps installs them)"
 	[ -x "$RELAY" ] || die "no relay binary at $RELAY (make build)"
+	[ -x "$WANEM" ] || die "no WAN emulator at $WANEM (make perf-tools, or perf/testbed.sh up, builds it)"
+}
+
+# perf_build_tools builds the testbed's own tools into bin/: the WAN
+# emulator (perf/cmd/wanem). Scenarios expect them built; run-all.sh and
+# testbed.sh call this before anything is timed.
+perf_build_tools() {
+	log "building $WANEM"
+	(cd "$REPO_ROOT" && go build -trimpath -o "$WANEM" ./perf/cmd/wanem) || die "building perf/cmd/wanem failed"
 }
 
 ns_add() {
@@ -83,8 +95,8 @@ veth() {
 	ip link add "$2" netns "$(ns "$1")" type veth peer name "$4" netns "$(ns "$3")"
 	nsx "$1" ip link set dev "$2" up
 	nsx "$3" ip link set dev "$4" up
-	nsx "$1" "$RELAY" wanem offloads-off "$2"
-	nsx "$3" "$RELAY" wanem offloads-off "$4"
+	nsx "$1" "$WANEM" offloads-off "$2"
+	nsx "$3" "$WANEM" offloads-off "$4"
 }
 
 # start NS NAME CMD...: start a bounded background process in a namespace,
@@ -107,7 +119,7 @@ stop() {
 }
 
 # wan_link NAME LEFT_NS LEFT_IF LEFT_ADDR RIGHT_NS RIGHT_IF RIGHT_ADDR:
-# LEFT --veth-- [wan-NAME: relay wanem bridging a and b] --veth-- RIGHT,
+# LEFT --veth-- [wan-NAME: wanem bridging a and b] --veth-- RIGHT,
 # one /24 across it. Direction ab is LEFT to RIGHT.
 wan_link() {
 	local name=$1 lns=$2 lif=$3 laddr=$4 rns=$5 rif=$6 raddr=$7 w="wan-$1"
@@ -126,18 +138,18 @@ wan_link() {
 	veth "$w" port-b "$rns" "$rif"
 	nsx "$lns" ip addr add "$laddr/24" dev "$lif"
 	nsx "$rns" ip addr add "$raddr/24" dev "$rif"
-	start "$w" "wanem-$name" "$RELAY" wanem run --a port-a --b port-b --control "$PERF_STATE/wanem/$name.sock" --seed "${PERF_SEED:-1}"
+	start "$w" "wanem-$name" "$WANEM" run --a port-a --b port-b --control "$PERF_STATE/wanem/$name.sock" --seed "${PERF_SEED:-1}"
 	wait_for 10 "wanem $name control socket" test -S "$PERF_STATE/wanem/$name.sock"
 }
 
-# wan_set NAME ARGS...: change a WAN link at runtime (relay wanem set flags).
+# wan_set NAME ARGS...: change a WAN link at runtime (wanem set flags).
 wan_set() {
 	local n=$1; shift
 	if netem_has "$n"; then netem_set "$n" "$@"; return; fi
 	if [ ! -S "$PERF_STATE/wanem/$n.sock" ]; then log "link $n has no emulator: ignoring wan_set $*"; return 0; fi
-	"$RELAY" wanem set --control "$PERF_STATE/wanem/$n.sock" "$@"
+	"$WANEM" set --control "$PERF_STATE/wanem/$n.sock" "$@"
 }
-wan_show() { if netem_has "$1"; then netem_show "$1"; return; fi; "$RELAY" wanem show --control "$PERF_STATE/wanem/$1.sock"; }
+wan_show() { if netem_has "$1"; then netem_show "$1"; return; fi; "$WANEM" show --control "$PERF_STATE/wanem/$1.sock"; }
 
 # wait_for SECONDS WHAT CMD...: poll CMD every 50 ms until it succeeds.
 wait_for() {
@@ -233,7 +245,7 @@ relay_metrics() { nsx "$1" "$RELAY" status --admin "$ADMIN" --json >/dev/null &&
 #                     \\              //
 #                       consumer (routes)
 #
-# Each wan-X namespace bridges two veths through `relay wanem`; the
+# Each wan-X namespace bridges two veths through `wanem` (perf/cmd/wanem); the
 # consumer forwards between 192.168.20.0/24 and 192.168.30.0/24, and also
 # routes the pod CIDRs (Liqo's own consumer-centric path, which carries
 # traffic when the relay withdraws its routes).

@@ -3,7 +3,7 @@
 # PERF_EMULATOR=netem (lib.sh sources this file). Each link is then a plain
 # veth pair; direction ab is shaped by a netem qdisc at the left end's
 # egress, ba at the right end's. wan_set takes the same flags as
-# `relay wanem set` and, like it, changes only what it names: the settings
+# `wanem set` and, like it, changes only what it names: the settings
 # of each direction are kept in $PERF_STATE/netem/LINK.DIR and the whole
 # qdisc is replaced from them. Mapping:
 #   --delay D --jitter J   delay D J (netem reorders unless rate is set)

@@ -13,7 +13,14 @@ any=${lat:-${fo:-${tp:-${fl:-${ce:-$ft}}}}}
 sc=$(f scale)
 any=${any:-$sc}
 [ -n "$any" ] || die "no results for mode $M in $R"
-echo "Measured $(jq -r .when "$any") on $(jq -r '"\(.machine.cpus) vCPU \(.machine.cpu), kernel \(.machine.kernel), load \(.machine.loadavg), commit \(.machine.commit)"' "$any"), with \`$(jq -r .command "$any")\`."
+# Every result names the commit it was measured at; list them all, so a
+# table mixing commits, or dirty trees, says so.
+commits=$(for x in "$R"/*-"$M".json "$R"/failover-probe-*.json; do
+	[ -f "$x" ] || continue
+	[ "$M" = full ] || [[ $x != */failover-probe-* ]] || continue
+	jq -r '"\(.machine.commit) \(.name)"' "$x"
+done | awk '{n[$1] = n[$1] (n[$1] == "" ? "" : ", ") $2} END {for (c in n) print c " (" n[c] ")"}' | sort | paste -sd';' | sed 's/;/; /g')
+echo "Measured $(jq -r .when "$any") on $(jq -r '"\(.machine.cpus) vCPU \(.machine.cpu), kernel \(.machine.kernel), load \(.machine.loadavg)"' "$any"), with \`$(jq -r .command "$any")\`; commit of each result: $commits."
 echo
 echo "| what | result | target |"
 echo "|---|---|---|"

@@ -2,11 +2,13 @@
 # perf/testbed.sh up|down|status|env: the liqo-relay WAN testbed in network
 # namespaces. `up` prints the prefix; `down [PREFIX]` removes a testbed (all
 # testbeds if PREFIX is "all"). A testbed left up removes itself after
-# PERF_TTL seconds (default 1800).
+# PERF_TTL seconds (default 1800). `up` builds the WAN emulator into
+# bin/wanem first (perf/cmd/wanem: test tooling, not in the relay binary).
 source "$(dirname "$0")/lib.sh"
 
 case "${1:-}" in
 up)
+	perf_build_tools
 	perf_require
 	trap 'rc=$?; [ $rc = 0 ] || perf_down; exit $rc' EXIT
 	perf_up

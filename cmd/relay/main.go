@@ -58,8 +58,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdPing(args[1:], stdout)
 	case "demo":
 		err = cmdDemo(args[1:], stdout)
-	case "wanem":
-		err = cmdWanem(args[1:], stdout, stderr)
 	case "genkey":
 		err = cmdGenkey(stdout)
 	case "pubkey":

@@ -1,7 +1,8 @@
 // Package depscheck enforces which package may import which: the pure core
 // (config, failover, health, router) stays free of I/O and heavy
 // dependencies, gVisor stays behind pkg/tun, and client-go behind the
-// Kubernetes package.
+// Kubernetes package. It also keeps one product binary, cmd/relay, with
+// test and perf tools as their own mains under perf/ and test/.
 package depscheck
 
 import (
@@ -47,6 +48,7 @@ var confined = map[string][]string{
 }
 
 type pkg struct {
+	Name        string
 	ImportPath  string
 	Dir         string
 	GoFiles     []string
@@ -178,10 +180,73 @@ func TestConfinedDependencies(t *testing.T) {
 	}
 }
 
-func TestOnlyOneMain(t *testing.T) {
-	for _, p := range listPackages(t) {
-		if strings.HasPrefix(p.ImportPath, module+"/cmd/") && p.ImportPath != module+"/cmd/relay" {
-			t.Errorf("%s: cmd/relay is the only main", p.ImportPath)
+// productMain is the one product binary. Test and perf tools are mains
+// too, but live under toolRoots and are built only by the targets that use
+// them (perf/perf.mk, perf/testbed.sh), never into the relay image.
+const productMain = module + "/cmd/relay"
+
+var toolRoots = []string{module + "/perf/", module + "/test/"}
+
+// testTooling may not be reached from the product binary: the WAN
+// emulator's AF_PACKET bridge and its pure core are perf tooling.
+var testTooling = []string{module + "/pkg/wanem"}
+
+// mainViolations returns one message per package that breaks the binary
+// rules: a main outside cmd/relay, perf/ and test/, or a product binary
+// that depends on test tooling.
+func mainViolations(pkgs []pkg) []string {
+	var bad []string
+	sawProduct := false
+	for _, p := range pkgs {
+		if p.ImportPath == productMain {
+			sawProduct = true
+			for _, dep := range p.Deps {
+				if hasPrefixAny(dep, testTooling) {
+					bad = append(bad, productMain+" depends on "+dep+": test and perf tooling gets its own main under perf/ or test/")
+				}
+			}
+			continue
+		}
+		if p.Name == "main" && !hasPrefixAny(p.ImportPath, toolRoots) {
+			bad = append(bad, p.ImportPath+": a main outside "+productMain+", perf/ and test/ (cmd/relay is the one product binary)")
+		}
+	}
+	if !sawProduct {
+		bad = append(bad, productMain+" not found")
+	}
+	return bad
+}
+
+func TestBinaries(t *testing.T) {
+	for _, msg := range mainViolations(listPackages(t)) {
+		t.Error(msg)
+	}
+}
+
+// TestBinaryRulesCatch proves the rules reject what they must, on
+// synthetic package lists.
+func TestBinaryRulesCatch(t *testing.T) {
+	relay := pkg{Name: "main", ImportPath: productMain, Deps: []string{"fmt", module + "/pkg/agent"}}
+	tool := pkg{Name: "main", ImportPath: module + "/perf/cmd/wanem", Deps: []string{module + "/pkg/wanem/bridge"}}
+	testTool := pkg{Name: "main", ImportPath: module + "/test/tools/x"}
+	for _, tc := range []struct {
+		name string
+		pkgs []pkg
+		want string // substring of the one expected violation; "" for none
+	}{
+		{"allowed", []pkg{relay, tool, testTool, {Name: "agent", ImportPath: module + "/pkg/agent"}}, ""},
+		{"second main under cmd", []pkg{relay, {Name: "main", ImportPath: module + "/cmd/wanem"}}, module + "/cmd/wanem: a main outside"},
+		{"main under pkg", []pkg{relay, {Name: "main", ImportPath: module + "/pkg/tool"}}, module + "/pkg/tool: a main outside"},
+		{"relay reaches wanem", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/pkg/wanem"}}}, "depends on " + module + "/pkg/wanem"},
+		{"relay reaches the bridge", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/pkg/wanem/bridge"}}}, "depends on " + module + "/pkg/wanem/bridge"},
+		{"no relay", []pkg{tool}, "not found"},
+	} {
+		got := mainViolations(tc.pkgs)
+		switch {
+		case tc.want == "" && len(got) != 0:
+			t.Errorf("%s: unexpected violations %q", tc.name, got)
+		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+			t.Errorf("%s: got %q, want one violation containing %q", tc.name, got, tc.want)
 		}
 	}
 }

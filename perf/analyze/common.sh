@@ -3,11 +3,18 @@
 
 ANALYZE=$PERF_ROOT/analyze
 
+# tree_commit: the commit of the working tree, "-dirty" if it has
+# uncommitted changes to tracked files (git describe --dirty).
+tree_commit() { git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || echo unknown; }
+
+# results_committed: true if PERF_RESULTS is the committed perf/results/.
+results_committed() { [ "$(cd "$PERF_RESULTS" 2>/dev/null && pwd -P)" = "$(cd "$PERF_ROOT/results" && pwd -P)" ]; }
+
 # machine_json: where a result was measured.
 machine_json() {
 	jq -n --arg kernel "$(uname -r)" --arg cpu "$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)" \
 		--argjson cpus "$(nproc)" --arg host "$(hostname)" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
-		--arg commit "$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || echo unknown)" \
+		--arg commit "$(tree_commit)" \
 		'{kernel:$kernel, cpu:$cpu, cpus:$cpus, host:$host, loadavg:$load, commit:$commit}'
 }
 

@@ -44,4 +44,24 @@ got=$(bash -c 'source "$1/../netem.sh"; netem_args "$2"' _ "$A" "$T/netem")
 printf 'cut=1\nloss=0.01\n' >"$T/netem"
 got=$(bash -c 'source "$1/../netem.sh"; netem_args "$2"' _ "$A" "$T/netem")
 [ "$got" = " loss random 100%" ] || fail "netem_args cut: $got"
+# test/bench/rounds-table.sh: per-round ratios pair the same round, the
+# medians are per benchmark; a ratio above 1 can sit beside a lower median
+# only if the rounds say so.
+B=$A/../../test/bench
+{
+	printf '# commit: abc1234\n# when: now\n# machine: m\n# command: test/bench/rounds.sh 3\n'
+	printf '# pairs: TUNPair/relay/tcp:TUNPair/relay-translated/tcp\n'
+	printf 'r1 BenchmarkTUNPair/relay/tcp-2 3000 1 ns/op 100 MB/s 6.0 tunnel-cpu-ns/B\nr1 BenchmarkTUNPair/relay-translated/tcp-2 3000 1 ns/op 90 MB/s 6.6 tunnel-cpu-ns/B\n'
+	printf 'r2 BenchmarkTUNPair/relay/tcp-2 3000 1 ns/op 200 MB/s 6.0 tunnel-cpu-ns/B\nr2 BenchmarkTUNPair/relay-translated/tcp-2 3000 1 ns/op 180 MB/s 6.0 tunnel-cpu-ns/B\n'
+	printf 'r3 BenchmarkTUNPair/relay/tcp-2 3000 1 ns/op 150 MB/s 6.0 tunnel-cpu-ns/B\n'
+} >"$T/rounds"
+got=$("$B/rounds-table.sh" "$T/rounds" | grep '^| TUNPair' | tr '\n' ' ')
+[ "$got" = "| TUNPair/relay | 150.0 | 6.00 | 3 | | TUNPair/relay-translated | 135.0 | 6.30 | 2 | | TUNPair: relay-translated / relay | 0.90 | 1.05 | 2 | " ] || fail "rounds-table.sh: $got"
+"$B/rounds-table.sh" "$T/rounds" | head -1 | grep -q 'at commit abc1234' || fail "rounds-table.sh names no commit"
+
+# test/bench/micro-table.sh: fastest and median ns/op, allocs.
+printf '# commit: abc1234\n# when: now\n# machine: m\n# command: test/bench/micro.sh 3\npkg: m/pkg/router\n' >"$T/micro"
+for ns in 30 19.5 38.8; do printf 'BenchmarkTranslate/v4-tcp-2 1000 %s ns/op 0 B/op 0 allocs/op\n' $ns >>"$T/micro"; done
+got=$("$B/micro-table.sh" "$T/micro" | grep '^| router')
+[ "$got" = "| router Translate/v4-tcp | 19.5 | 30.0 | 0 | 3 |" ] || fail "micro-table.sh: $got"
 echo "perf/analyze: ok"

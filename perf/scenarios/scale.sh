@@ -5,7 +5,7 @@
 # SCALE_SECONDS what they cost: CPU, memory (RSS and Go heap) and probe
 # traffic per relay, per peer and per path. The measurement is the Go test
 # TestPerfScale in pkg/federation/scale_test.go; this script builds it
-# once, runs it for each N in SCALE_RELAYS, and merges the results.
+# once (or takes FEDERATION_TEST, built by run-all.sh), runs it for each N in SCALE_RELAYS, and merges the results.
 # No namespaces and no root: everything is on loopback in one process.
 #
 # Env: SCALE_RELAYS (a list of N, "5 10 20"; the last is the headline),
@@ -25,14 +25,20 @@ W=$PERF_STATE/scale
 mkdir -p "$W"
 trap 'rc=$?; trap - EXIT INT TERM; case $PERF_STATE in /run/liqo-relay-perf/?*) rm -rf "$PERF_STATE";; esac; exit $rc' EXIT INT TERM
 
-log "building the federation test binary"
-(cd "$REPO_ROOT" && go test -c -o "$W/federation.test" ./pkg/federation/)
+# run-all.sh builds the test binary before any budget starts and passes
+# it in FEDERATION_TEST; run by hand, the script builds it.
+TESTBIN=${FEDERATION_TEST:-}
+if [ -z "$TESTBIN" ]; then
+	TESTBIN=$W/federation.test
+	log "building the federation test binary"
+	(cd "$REPO_ROOT" && go test -c -o "$TESTBIN" ./pkg/federation/)
+fi
 runs=()
 for n in $NS; do
 	log "scale: $n relays for ${SECS}s"
 	(cd "$REPO_ROOT/pkg/federation" && RELAY_PERF_SCALE=1 SCALE_RELAYS=$n SCALE_SECONDS=$SECS \
 		SCALE_HEALTH=${SCALE_HEALTH:-} SCALE_OUT=$W/run-$n.json \
-		"$W/federation.test" -test.run '^TestPerfScale$' -test.count=1 -test.v) | tee "$W/run-$n.log" >&2 ||
+		"$TESTBIN" -test.run '^TestPerfScale$' -test.count=1 -test.v) | tee "$W/run-$n.log" >&2 ||
 		die "TestPerfScale with $n relays failed (log: $W/run-$n.log)"
 	runs+=("$W/run-$n.json")
 done

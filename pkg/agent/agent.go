@@ -86,7 +86,7 @@ type Agent struct {
 	mon    *health.Monitor
 	sel    *failover.Selector
 	events eventLog
-	pings  map[uint64]*pingWait // outstanding `relay ping` probes by nonce (from mon.NextNonce)
+	pings  map[pingKey]*pingWait // outstanding `relay ping` probes by peer and nonce (ping.go)
 	dueBuf []health.Probe
 	// lastHousekeep is when housekeep last ran (passive evidence dating).
 	lastHousekeep time.Time
@@ -143,7 +143,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		peers:   map[string]*peerState{},
 		mon:     health.NewMonitor(newRand()),
 		sel:     failover.New(failoverSettings(cfg.Health)),
-		pings:   map[uint64]*pingWait{},
+		pings:   map[pingKey]*pingWait{},
 		replyc:  make(chan probeReply, 1024),
 		reloadc: make(chan reloadReq),
 		callc:   make(chan func()),

@@ -12,12 +12,20 @@ import (
 // pingTimeout is how long `relay ping` waits for answers.
 const pingTimeout = 2 * time.Second
 
+// pingKey names one outstanding `relay ping` request. Nonces come from one
+// counter per peer (health.Monitor.NextNonce), so requests to two peers may
+// carry the same nonce: the peer is part of the key.
+type pingKey struct {
+	peer  string
+	nonce uint64
+}
+
 // pingWait collects the answers to one ping, one probe per path. It is
 // touched only by the owner goroutine; ch is closed when all have answered.
 type pingWait struct {
 	sent    time.Time
 	results []admin.PingResult
-	nonces  []uint64
+	keys    []pingKey
 	left    int
 	ch      chan struct{}
 }
@@ -55,8 +63,8 @@ func (a *Agent) Ping(ctx context.Context, peer string) ([]admin.PingResult, erro
 	var out []admin.PingResult
 	finish := func() {
 		out = append(out, w.results...)
-		for _, n := range w.nonces {
-			delete(a.pings, n)
+		for _, k := range w.keys {
+			delete(a.pings, k)
 		}
 	}
 	if cerr := a.do(context.Background(), finish); cerr != nil {
@@ -83,12 +91,17 @@ func (a *Agent) startPing(peer string) (*pingWait, error) {
 		if !st.paths[i].addr.IsValid() {
 			continue
 		}
-		// The same counter as the health probes: the peer keeps one replay
-		// window for all our requests (docs/protocol.md). The answer is
-		// told apart by its nonce, which the monitor never matches.
-		n := a.mon.NextNonce()
-		w.nonces = append(w.nonces, n)
-		a.pings[n] = w
+		// The same counter as the health probes to this peer: the peer
+		// keeps one replay window for all our requests (docs/protocol.md).
+		// The answer is told apart by peer and nonce; the monitor never
+		// matches a ping's nonce.
+		n, ok := a.mon.NextNonce(peer)
+		if !ok {
+			continue // no path in the monitor: nothing to probe
+		}
+		k := pingKey{peer: peer, nonce: n}
+		w.keys = append(w.keys, k)
+		a.pings[k] = w
 		w.left++
 		a.sendProbe(health.Probe{ID: st.pathID(i), Nonce: n})
 	}

@@ -157,7 +157,7 @@ func (a *Agent) onReply(r probeReply) {
 		// that path's RTT to this one: drop it.
 		return
 	}
-	if w, ok := a.pings[r.msg.Nonce]; ok {
+	if w, ok := a.pings[pingKey{peer: r.peer, nonce: r.msg.Nonce}]; ok {
 		w.answer(i, r.at)
 		return
 	}

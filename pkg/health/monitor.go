@@ -90,6 +90,7 @@ type pending struct {
 
 type path struct {
 	id     PathID
+	peer   *peerEntry
 	s      Settings
 	active bool
 	retime bool // active or settings changed: adapt the detector at the next advance
@@ -140,14 +141,17 @@ func (p *path) computeWake() {
 // answers to OnReply and authenticated WireGuard traffic to OnPassive, and
 // hands Tick's transitions to the failover selector.
 //
-// Nonces come from one counter per Monitor (the sender's counter on the
-// wire), starting at a random value drawn from rnd so that replies recorded
-// during an earlier boot cannot match the requests of this one. Every
-// request the relay sends takes its nonce from this counter: scheduled
-// probes (Due) and requests outside the schedule such as `relay ping`
-// (NextNonce). The peer keeps one replay window per sender and epoch, so a
-// second counter (say, with a high bit set) would move that window far
-// ahead of the probes and make every later probe look like a replay.
+// Nonces come from one counter per peer (the sender's counter on the wire
+// for that receiver). Every request to a peer takes its nonce from that
+// peer's counter: scheduled probes on any of its paths (Due) and requests
+// outside the schedule such as `relay ping` (NextNonce). The peer keeps one
+// replay window per sender and epoch, so a second counter for the same
+// peer (say, with a high bit set) would move that window far ahead of the
+// probes and make every later probe look like a replay; and one counter
+// shared by all peers would space the nonces one peer receives by the
+// requests to all the others, so that its 2048-nonce window would span
+// less time the more peers we have (see newPeer for where a counter
+// starts).
 //
 // A Monitor is not safe for concurrent use: the shell's single owner
 // goroutine drives it. In steady state none of its methods allocate.
@@ -155,11 +159,17 @@ type Monitor struct {
 	rnd    Rand
 	paths  map[PathID]*path
 	heap   pathHeap
-	nonce  uint64
+	floor  uint64       // where a new peer's counter starts (newPeer)
 	probes []Probe      // queued for Due
 	trans  []Transition // queued for Tick
 	epochs map[string]uint64
-	refs   map[string]int // paths per peer
+	peers  map[string]*peerEntry
+}
+
+// peerEntry is what the monitor keeps per peer while it has paths.
+type peerEntry struct {
+	paths int    // configured paths to the peer
+	nonce uint64 // the last nonce sent to the peer
 }
 
 // Rand is the randomness a Monitor needs, for the schedule jitter and the
@@ -174,10 +184,28 @@ func NewMonitor(rnd Rand) *Monitor {
 	return &Monitor{
 		rnd:    rnd,
 		paths:  make(map[PathID]*path),
-		nonce:  rnd.Uint64() >> 2, // leave 2^62 nonces before wrap-around
+		floor:  rnd.Uint64() >> 2, // leave 2^62 nonces before wrap-around
 		epochs: make(map[string]uint64),
-		refs:   make(map[string]int),
+		peers:  make(map[string]*peerEntry),
 	}
+}
+
+// newPeer returns the entry of peer, creating it with its first path.
+//
+// A new counter starts at the floor: the random start drawn at NewMonitor,
+// raised to the last nonce of every peer removed since. A peer removed and
+// added again within one boot (a reload) keeps its replay window on the
+// other side, at the newest nonce it saw from us; starting above every
+// nonce ever sent to any removed peer keeps the new requests ahead of that
+// window, without remembering removed peers by name.
+func (m *Monitor) newPeer(peer string) *peerEntry {
+	e, ok := m.peers[peer]
+	if !ok {
+		e = &peerEntry{nonce: m.floor}
+		m.peers[peer] = e
+	}
+	e.paths++
+	return e
 }
 
 // normalize fills zero fields of s from the defaults.
@@ -219,9 +247,8 @@ func (m *Monitor) SetPath(id PathID, s Settings) {
 		}
 		return
 	}
-	p := &path{id: id, s: s, est: NewEstimator(s.LossWindow), next: asap, wake: asap}
+	p := &path{id: id, peer: m.newPeer(id.Peer), s: s, est: NewEstimator(s.LossWindow), next: asap, wake: asap}
 	m.paths[id] = p
-	m.refs[id.Peer]++
 	m.heap.push(p)
 }
 
@@ -233,8 +260,9 @@ func (m *Monitor) RemovePath(id PathID) {
 	}
 	m.heap.remove(p)
 	delete(m.paths, id)
-	if m.refs[id.Peer]--; m.refs[id.Peer] <= 0 {
-		delete(m.refs, id.Peer)
+	if p.peer.paths--; p.peer.paths <= 0 {
+		m.floor = max(m.floor, p.peer.nonce)
+		delete(m.peers, id.Peer)
 		delete(m.epochs, id.Peer)
 	}
 	m.probes = deleteFunc(m.probes, func(q Probe) bool { return q.ID == id })
@@ -342,15 +370,15 @@ func (m *Monitor) send(p *path, now time.Time) {
 		}
 		p.loseAt(oldest)
 	}
-	m.nonce++
+	p.peer.nonce++
 	p.out[p.nOut] = pending{
-		nonce:   m.nonce,
+		nonce:   p.peer.nonce,
 		sent:    now,
 		expires: now.Add(expiryDetects * p.detect()),
 	}
 	p.nOut++
 	p.sent++
-	m.probes = append(m.probes, Probe{ID: p.id, Nonce: m.nonce})
+	m.probes = append(m.probes, Probe{ID: p.id, Nonce: p.peer.nonce})
 
 	iv := p.interval()
 	if j := uint64(iv / scheduleJitterDiv); j > 0 {
@@ -360,13 +388,20 @@ func (m *Monitor) send(p *path, now time.Time) {
 	p.next = now.Add(iv)
 }
 
-// NextNonce takes the next nonce from the monitor's counter for a request
-// the shell sends outside the schedule (`relay ping`), so that all requests
-// to a peer share one increasing nonce sequence, as the peer's replay window
+// NextNonce takes the next nonce from peer's counter for a request the
+// shell sends outside the schedule (`relay ping`), so that all requests to
+// a peer share one increasing nonce sequence, as the peer's replay window
 // requires. OnReply never matches it: the shell matches the answer itself.
-func (m *Monitor) NextNonce() uint64 {
-	m.nonce++
-	return m.nonce
+// Nonces of different peers come from different counters and may be
+// equal: the shell must tell answers apart by peer and nonce. ok is false
+// when peer has no path.
+func (m *Monitor) NextNonce(peer string) (nonce uint64, ok bool) {
+	e, ok := m.peers[peer]
+	if !ok {
+		return 0, false
+	}
+	e.nonce++
+	return e.nonce, true
 }
 
 // Due returns, appended to out, the probes to send now, and records them as
@@ -476,7 +511,7 @@ func (m *Monitor) ObserveEpoch(peer string, epoch uint64) (restarted bool) {
 	if seen && old == epoch {
 		return false
 	}
-	if _, known := m.refs[peer]; !known {
+	if _, known := m.peers[peer]; !known {
 		return false // not a peer of ours: do not grow the map
 	}
 	m.epochs[peer] = epoch

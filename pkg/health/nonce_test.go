@@ -40,7 +40,10 @@ func TestPingNoncesShareTheProbeWindow(t *testing.T) {
 		if step%7 == 3 {
 			// A burst of pings, as from concurrent `relay ping`s.
 			for range 1 + step%5 {
-				n := m.NextNonce()
+				n, ok := m.NextNonce("b")
+				if !ok {
+					t.Fatal("NextNonce: peer b unknown")
+				}
 				take("ping", n)
 				if _, ok := m.OnReply(pa, n, now); ok {
 					t.Fatalf("OnReply matched ping nonce %d", n)

@@ -7,20 +7,36 @@
 #   test/bench/rounds.sh [ROUNDS] [NETSTACK_BENCHTIME] [TUN_BENCHTIME]
 #
 # Defaults: 7 rounds, 1500x (≈100 MB per netstack variant), 3000x (≈200 MB
-# per TUN variant). Raw lines go to $OUT (default /tmp/relay-rounds.txt),
-# runs that gave no figure to $OUT.failures.
+# per TUN variant). Raw lines, after a header naming the commit, go to $OUT
+# (default perf/results/bench-rounds.txt, committed: the tables of
+# docs/performance.md are made from it by test/bench/rounds-table.sh and
+# perf/docs.sh), runs that gave no figure to $OUT.failures. Writing the
+# committed file needs a clean tree (git describe --dirty); for local
+# experiments set OUT elsewhere.
 set -euo pipefail
 rounds=${1:-7}
 ns_time=${2:-1500x}
 tun_time=${3:-3000x}
-out=${OUT:-/tmp/relay-rounds.txt}
+committed=perf/results/bench-rounds.txt
+out=${OUT:-$committed}
+commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+if [ "$(realpath -m "$out")" = "$(realpath -m "$committed")" ] && [[ $commit == *-dirty || $commit == unknown ]]; then
+	echo "rounds.sh: the tree is dirty ($commit): $committed is committed and must come from a committed tree; commit first, or set OUT elsewhere" >&2
+	exit 1
+fi
 # Pairs compared round by round, A:B (benchmark names without "Benchmark").
 PAIRS=${PAIRS:-"NetstackPair/wg-stock/tcp:NetstackPair/wg-multipath/tcp NetstackPair/wg-stock/tcp:NetstackPair/relay/tcp NetstackPair/relay/tcp:NetstackPair/relay-translated/tcp NetstackPair/relay/tcp:NetstackPair/relay-linkem/tcp TUNPair/wireguard-go/tcp:TUNPair/relay/tcp TUNPair/relay/tcp:TUNPair/relay-translated/tcp"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/agent.test" ./pkg/agent
 go test -c -o "$tmp/bench.test" ./test/bench
-: >"$out"
+{
+	echo "# commit: $commit"
+	echo "# when: $(date -u +%FT%TZ)"
+	echo "# machine: $(nproc) vCPU $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo), kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "# command: test/bench/rounds.sh $rounds $ns_time $tun_time"
+	echo "# pairs: $PAIRS"
+} >"$out"
 rm -f "$out.failures"
 # One process per variant, in an order rotated every round: a variant that
 # runs after another in the same process measures slower (the first one's
@@ -51,35 +67,5 @@ for i in $(seq "$rounds"); do
 		fi
 	done
 done
-# Per benchmark: the median MB/s and CPU ns per byte over the rounds. Per
-# pair (B against A, run minutes apart within a round): the median of the
-# per-round ratios B/A, which cancels load that drifts between rounds.
-awk -v pairs="$PAIRS" '
-function median(list,   a, n, i, j, t) {
-	n = split(list, a, " ")
-	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-	return (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
-}
-{
-	round = $1; name = $2; sub(/-[0-9]+$/, "", name)
-	for (i = 3; i <= NF; i++) {
-		if ($i == "MB/s") { mb[name] = mb[name] " " $(i-1); r_mb[round, name] = $(i-1) }
-		if ($i ~ /ns\/B$/) { cpu[name] = cpu[name] " " $(i-1); r_cpu[round, name] = $(i-1) }
-	}
-	rounds[round] = 1; names[name] = 1
-}
-END {
-	printf "%-44s %12s %14s %4s\n", "benchmark", "median MB/s", "median cpu-ns/B", "n"
-	for (k in names) printf "%-44s %12.1f %14s %4d\n", k, median(mb[k]), (k in cpu) ? sprintf("%.2f", median(cpu[k])) : "-", split(mb[k], x, " ") | "sort"
-	close("sort")
-	print ""
-	np = split(pairs, pl, " ")
-	for (p = 1; p <= np; p++) {
-		split(pl[p], ab, ":"); a = "Benchmark" ab[1]; b = "Benchmark" ab[2]; rm = ""; rc = ""
-		for (r in rounds) {
-			if (((r, a) in r_mb) && ((r, b) in r_mb)) rm = rm " " r_mb[r, b] / r_mb[r, a]
-			if (((r, a) in r_cpu) && ((r, b) in r_cpu)) rc = rc " " r_cpu[r, b] / r_cpu[r, a]
-		}
-		if (rm != "") printf "%s vs %s: median per-round ratio MB/s %.3f, cpu-ns/B %s\n", ab[2], ab[1], median(rm), (rc != "") ? sprintf("%.3f", median(rc)) : "-"
-	}
-}' "$out"
+# The tables: medians per benchmark and per-round ratios per pair.
+"$(dirname "$0")/rounds-table.sh" "$out"

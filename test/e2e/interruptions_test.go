@@ -114,3 +114,19 @@ func TestAttachEvents(t *testing.T) {
 		t.Errorf("cut 2: switch %v ms, failback %v ms; want 400, -1 (none)", r.SwitchMs, r.FailbackMs)
 	}
 }
+
+// TestCheckInterruptionMedian: the e2e failover test's one bound passes
+// the documented figure and generous noise, and fails a regression to
+// seconds.
+func TestCheckInterruptionMedian(t *testing.T) {
+	for _, tc := range []struct {
+		medianMs float64
+		ok       bool
+	}{
+		{292, true}, {1000, true}, {1500, true}, {1500.1, false}, {4000, false},
+	} {
+		if err := checkInterruptionMedian(tc.medianMs); (err == nil) != tc.ok {
+			t.Errorf("median %.1f ms: error %v, want ok=%v", tc.medianMs, err, tc.ok)
+		}
+	}
+}

@@ -13,5 +13,5 @@
 // to the NIC, or a 64 KiB GSO super-frame, cannot be forwarded as is.
 //
 // The Server exposes the settings and counters over HTTP on a unix socket;
-// Client is its client (`relay wanem set`, `relay wanem stats`).
+// Client is its client (`wanem set`, `wanem show`: perf/cmd/wanem).
 package bridge

@@ -1,3 +1,8 @@
+// Command wanem is the userspace WAN emulator of the perf/ testbed: an L2
+// bridge over AF_PACKET sockets between two interfaces, with delay, jitter,
+// loss, bursty loss, rate limits and cuts per direction (pkg/wanem decides,
+// pkg/wanem/bridge moves the frames). It is test tooling, not part of the
+// relay: `make perf` builds it into bin/wanem.
 package main
 
 import (
@@ -20,21 +25,19 @@ import (
 	"github.com/liqo-relay/relay/pkg/wanem/bridge"
 )
 
-// wanemUsage documents the hidden `relay wanem` command: the userspace WAN
-// emulator of the perf/ testbed. It is not part of the relay proper, and
-// lives in this binary only because cmd/relay is the repository's one main.
-const wanemUsage = `relay wanem: userspace WAN emulator (L2 bridge over AF_PACKET) for perf/
+// wanemUsage documents the command.
+const wanemUsage = `wanem: userspace WAN emulator (L2 bridge over AF_PACKET) for perf/
 
 Usage:
-  relay wanem run --a IF --b IF (--link NAME | --control SOCK) [--seed N] [--queue FRAMES]
+  wanem run --a IF --b IF (--link NAME | --control SOCK) [--seed N] [--queue FRAMES]
         bridge interfaces A and B in this namespace until SIGINT/SIGTERM
-  relay wanem set (--link NAME | --control SOCK) [--dir ab|ba|both] [--reset]
+  wanem set (--link NAME | --control SOCK) [--dir ab|ba|both] [--reset]
         [--delay D] [--jitter D] [--loss P] [--burst P,R[,LOSSBAD[,LOSSGOOD]]|--burst off]
         [--rate R] [--backlog D] [--cut | --restore]
         change only the settings named (--reset starts from a perfect wire)
-  relay wanem show (--link NAME | --control SOCK)
+  wanem show (--link NAME | --control SOCK)
         print settings and counters as JSON
-  relay wanem offloads-off IF...
+  wanem offloads-off IF...
         turn off checksum offload, SG, TSO, GSO, GRO (like ethtool -K)
 
 --link NAME uses the socket --ctl-dir/NAME.sock (default dir $WANEM_DIR or
@@ -42,6 +45,36 @@ Usage:
 `
 
 const defaultWanemDir = "/run/liqo-relay-wanem"
+
+// errUsage marks errors that should be followed by the usage text.
+var errUsage = errors.New("usage")
+
+// exitError carries a specific exit code.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one wanem command and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	err := cmdWanem(args, stdout, stderr)
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "wanem: %v\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "wanem: %v\n", err)
+		return 1
+	}
+}
 
 func cmdWanem(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

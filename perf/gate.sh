@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# perf/gate.sh [MODE]: the benchmark gate. Reads the results of MODE
+# (quick, full; default quick) from $PERF_RESULTS (perf/results/) and exits
+# non-zero, naming each row, when a headline figure misses its target or
+# is missing:
+#
+#   failover median interruption at default probe settings  <= 350 ms
+#   relay TUN / stock wireguard-go goodput (medians)        >= 0.95
+#   path switches on a flapping link, ours / naive          ours < naive / 10
+#
+# This is a gate on benchmark figures, run at the end of `make perf` and
+# `make perf-quick`; tests make no timing assertions. perf/gate-test.sh
+# checks it on synthetic results.
+set -o errexit -o nounset -o pipefail
+PERF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+M=${1:-quick}
+R=${PERF_RESULTS:-$PERF_ROOT/results}
+bad=0
+
+# row NAME FILE JQ_FIGURE JQ_OK TARGET: JQ_FIGURE prints the figure (null
+# if absent), JQ_OK is true when it meets TARGET.
+row() {
+	local name=$1 file=$R/$2-$M.json figure ok
+	if [ ! -f "$file" ]; then
+		echo "gate: FAIL  $name: no result ($file missing); target $5"
+		bad=1
+		return
+	fi
+	figure=$(jq -r "$3" "$file" 2>/dev/null || echo null)
+	ok=$(jq -r "$4" "$file" 2>/dev/null || echo error)
+	case $figure:$ok in
+	null:* | *:error | *:null)
+		echo "gate: FAIL  $name: no figure in $file; target $5"
+		bad=1 ;;
+	*:true) echo "gate: ok    $name: $figure (target $5)" ;;
+	*)
+		echo "gate: FAIL  $name: $figure misses its target $5 ($file)"
+		bad=1 ;;
+	esac
+}
+
+row "failover median interruption, default probes" failover \
+	'.summary.interruptionMs.p50 | if type == "number" then "\(.) ms" else null end' \
+	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" then $m <= 350 else null end' \
+	'median <= 350 ms'
+row "relay TUN / stock wireguard-go (medians)" throughput \
+	'if (.mbps["relay-tun"].p50|type) == "number" and (.mbps["wireguard-go"].p50|type) == "number" and .mbps["wireguard-go"].p50 > 0 then (.mbps["relay-tun"].p50 / .mbps["wireguard-go"].p50 * 1000 | round / 1000) else null end' \
+	'if (.mbps["relay-tun"].p50|type) == "number" and (.mbps["wireguard-go"].p50|type) == "number" and .mbps["wireguard-go"].p50 > 0 then .mbps["relay-tun"].p50 / .mbps["wireguard-go"].p50 >= 0.95 else null end' \
+	'>= 0.95'
+row "path switches on a flapping link, ours / naive" flapping \
+	'if (.lowestCost.switches|type) == "number" and (.naive.switches|type) == "number" then "\(.lowestCost.switches) / \(.naive.switches)" else null end' \
+	'if (.lowestCost.switches|type) == "number" and (.naive.switches|type) == "number" then .lowestCost.switches * 10 < .naive.switches else null end' \
+	'ours < naive / 10'
+
+if [ $bad != 0 ]; then
+	echo "gate: FAILED ($M results in $R)"
+	exit 1
+fi
+echo "gate: passed ($M results in $R)"
