@@ -14,6 +14,7 @@ import (
 
 	"github.com/liqo-relay/relay/pkg/agent"
 	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/metrics"
 )
 
 // configFlag registers -c and --config on fs.
@@ -33,7 +34,10 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if *path == "" {
 		return fmt.Errorf("%w: -c FILE is required", errUsage)
 	}
-	cfg, err := agent.LoadFile(*path)
+	cfg, err := agent.ParseFile(*path)
+	if err == nil && cfg.PrivateKeySecret.IsZero() {
+		err = agent.ResolveKey(cfg) // a Secret-held key is read only by run
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitError{1}
@@ -67,34 +71,59 @@ func cmdRun(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := configFlag(fs)
+	kf := kubeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
 	if *path == "" {
 		return fmt.Errorf("%w: -c FILE is required", errUsage)
 	}
-	cfg, err := agent.LoadFile(*path)
+	cfg, err := agent.ParseFile(*path)
 	if err != nil {
 		return err
 	}
 	log, level := newLogger(stderr, cfg.Log)
 	log = log.With("relay", cfg.Name)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var kube *kubeMode
+	if kf.enabled() {
+		if kube, err = startKube(ctx, kf, cfg, log); err != nil {
+			return err
+		}
+	} else if !cfg.PrivateKeySecret.IsZero() {
+		return fmt.Errorf("%s: privateKeySecret needs Kubernetes mode: add --kubeconfig FILE or --kubernetes", *path)
+	}
+	if err := agent.ResolveKey(cfg); err != nil {
+		return fmt.Errorf("%s: %w", *path, err)
+	}
 	// The private key prints as [redacted] (config.PrivateKey).
 	log.Debug("configuration loaded", "path", *path, "config", cfg)
 
-	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level})
+	m := metrics.New()
+	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level, Metrics: m})
 	if err != nil {
 		return err
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
+	var reloadFn func() = func() { reload(a, *path, log) }
+	if kube != nil {
+		kdone, err := kube.run(ctx, cfg, a, m, log)
+		if err != nil {
+			cancel()
+			<-done
+			return err
+		}
+		defer func() { <-kdone }()
+		reloadFn = func() { kube.reload(ctx, *path, log) }
+	}
 
 	for {
 		select {
@@ -103,7 +132,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 		case s := <-sigs:
 			switch s {
 			case syscall.SIGHUP:
-				reload(a, *path, log)
+				reloadFn()
 			default:
 				if ctx.Err() != nil {
 					log.Warn("second signal: exiting now")

@@ -3,7 +3,7 @@
 #
 #   cluster.sh build          build kube-apiserver, etcd, kubectl and helm once
 #                             (cached under $K8S_CACHE, ~10 min on 2 cores)
-#   cluster.sh bin            print the directory holding those binaries
+#   cluster.sh bin            print the directory that holds (or will hold) them
 #   cluster.sh up NAME        start etcd + kube-apiserver for cluster NAME, wait
 #                             until ready, print the admin kubeconfig path last
 #   cluster.sh down NAME|all  stop it (or every cluster) and remove its state
@@ -190,7 +190,7 @@ up() {
 
 case ${1:-} in
 build) build ;;
-bin) build; echo "$BIN" ;;
+bin) echo "$BIN" ;;
 up) up "${2:?usage: cluster.sh up NAME}" ;;
 down)
 	n=${2:?usage: cluster.sh down NAME|all}

@@ -240,10 +240,19 @@ func (c *Controller) syncLocked(ctx context.Context) error {
 		c.applied = res.cfg
 		c.log.Info("peer set applied", "peers", len(res.cfg.Peers), "relaypeers", len(res.accepted))
 	}
-	c.accepted, c.verdicts = res.accepted, res.verdicts
 	for name, v := range res.verdicts {
-		if !v.ready {
+		if old, seen := c.verdicts[name]; !v.ready && (!seen || old != v) {
 			c.log.Warn("RelayPeer rejected", "relaypeer", name, "generation", v.generation, "reason", v.reason, "message", v.message)
+		}
+	}
+	c.accepted, c.verdicts = res.accepted, res.verdicts
+	return nil
+}
+
+func findPath(p config.Peer, name string) *config.Path {
+	for i := range p.Paths {
+		if p.Paths[i].Name == name {
+			return &p.Paths[i]
 		}
 	}
 	return nil
@@ -298,10 +307,16 @@ func (c *Controller) writeStatuses(ctx context.Context) {
 			prev = written{status: o.Status, uid: string(o.UID)}
 		}
 		var ps *admin.PeerStatus
-		if _, run := c.accepted[o.Name]; run {
+		acc, run := c.accepted[o.Name]
+		if run {
 			ps = peers[o.Name]
 		}
 		next := desiredStatus(prev.status, v, ps, now)
+		for i := range next.Paths {
+			if p := findPath(acc.peer, next.Paths[i].Name); p != nil {
+				next.Paths[i].Endpoint = p.Endpoint
+			}
+		}
 		if seen && prev.uid == string(o.UID) && !transition(prev.status, next) &&
 			(!measured(prev.status, next) || now.Sub(prev.at) < StatusRefresh) {
 			continue

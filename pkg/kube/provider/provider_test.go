@@ -1,0 +1,276 @@
+package provider_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/pkg/admin"
+	"github.com/liqo-relay/relay/pkg/agent"
+	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/kube/provider"
+	"github.com/liqo-relay/relay/pkg/kube/relayclient"
+	"github.com/liqo-relay/relay/pkg/metrics"
+	"github.com/liqo-relay/relay/test/k8s/k8stest"
+)
+
+// relay is an in-process netstack relay driven by the API server, running
+// with its namespace's ServiceAccount token (the relay Role), not as admin.
+type relay struct {
+	name, ns string
+	port     uint16
+	agent    *agent.Agent
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+func freePort(t *testing.T) uint16 {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return uint16(c.LocalAddr().(*net.UDPAddr).Port)
+}
+
+// setupNamespace creates ns with the relay Role bound to ServiceAccount
+// relay, and returns a kubeconfig holding that ServiceAccount's token.
+func setupNamespace(t *testing.T, c *k8stest.Cluster, ns string) string {
+	t.Helper()
+	c.Kubectl(t, "create", "namespace", ns)
+	c.Kubectl(t, "-n", ns, "apply", "-f", filepath.Join(k8stest.Root(), "manifests", "rbac", "relay-role.yaml"))
+	kc := c.ServiceAccountKubeconfig(t, ns, "relay")
+	c.Kubectl(t, "-n", ns, "create", "rolebinding", "liqo-relay", "--role=liqo-relay", "--serviceaccount="+ns+":relay")
+	return kc
+}
+
+func startRelay(t *testing.T, kubeconfig, ns, name string, addr, export string) *relay {
+	t.Helper()
+	port := freePort(t)
+	doc := fmt.Sprintf(`name: %s
+privateKeySecret: {name: relay-key}
+mode: netstack
+listenPort: %d
+addresses: [%s]
+exports: [%s]
+allowedPeerPrefixes: [10.0.0.0/8, 100.80.0.0/16]
+health: {interval: 50ms, idleInterval: 100ms}
+`, name, port, addr, export)
+	cfg, err := config.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("relay", name)
+	ctx, cancel := context.WithCancel(context.Background())
+	cl, err := provider.Connect(kubeconfig, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.LoadKey(ctx, cfg, log); err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New()
+	a, err := agent.New(cfg, agent.Options{Logger: log, AdminAddr: "-", Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := cl.NewControl(provider.Options{Base: cfg, Agent: a, Version: "test", Protocol: 1, Registry: m.Registry(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{name: name, ns: ns, port: port, agent: a, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		adone := make(chan struct{})
+		go func() { defer close(adone); _ = a.Run(ctx) }()
+		if err := ctl.Run(ctx); err != nil {
+			t.Errorf("%s control loop: %v", name, err)
+		}
+		<-adone
+	}()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *relay) stop() {
+	r.cancel()
+	<-r.done
+}
+
+func (r *relay) peer(t *testing.T, name string) (admin.PeerStatus, bool) {
+	t.Helper()
+	st, err := r.agent.Status(context.Background())
+	if err != nil {
+		return admin.PeerStatus{}, false
+	}
+	for _, p := range st.Peers {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return admin.PeerStatus{}, false
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestRelaysDrivenByTheAPIServer(t *testing.T) {
+	c := k8stest.Start(t, "prov", "")
+	c.InstallCRDs(t)
+	kcA := setupNamespace(t, c, "tenant-a")
+	kcB := setupNamespace(t, c, "tenant-b")
+	// The Role gives the relay no list of Secrets, nor anything outside
+	// its namespace.
+	for _, args := range [][]string{
+		{"auth", "can-i", "--as=system:serviceaccount:tenant-a:relay", "-n", "tenant-a", "list", "secrets"},
+		{"auth", "can-i", "--as=system:serviceaccount:tenant-a:relay", "-n", "tenant-b", "get", "relaypeers"},
+	} {
+		if out, _ := c.KubectlErr(args...); strings.TrimSpace(out) != "no" {
+			t.Errorf("kubectl %s: %q, want no", strings.Join(args, " "), out)
+		}
+	}
+
+	a := startRelay(t, kcA, "tenant-a", "provider-a", "100.80.0.1/32", "10.244.1.0/24")
+	b := startRelay(t, kcB, "tenant-b", "provider-b", "100.80.0.2/32", "10.244.2.0/24")
+	adm, err := relayclient.New(c.Config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	// Each relay creates its key Secret and publishes its Relay.
+	var pubA, pubB string
+	waitFor(t, "both Relays published", func() bool {
+		ra, errA := adm.GetRelay(ctx, "tenant-a", "provider-a")
+		rb, errB := adm.GetRelay(ctx, "tenant-b", "provider-b")
+		if errA != nil || errB != nil || !ra.Status.Ready || !rb.Status.Ready {
+			return false
+		}
+		pubA, pubB = ra.Status.PublicKey, rb.Status.PublicKey
+		return pubA != "" && pubB != "" && ra.Status.ListenPort == int32(a.port)
+	})
+	if out := c.Kubectl(t, "-n", "tenant-a", "get", "secret", "relay-key", "-o", "jsonpath={.data.privateKey}"); out == "" {
+		t.Error("the key Secret holds no privateKey")
+	}
+
+	// Stand in for the consumer's operator: one RelayPeer each way.
+	label := func(relay string) map[string]string { return map[string]string{v1alpha1.RelayLabel: relay} }
+	spec := func(pub string, port uint16, prefixes ...string) v1alpha1.RelayPeerSpec {
+		s := v1alpha1.RelayPeerSpec{PublicKey: pub, Paths: []v1alpha1.Path{{Name: "direct", Endpoint: fmt.Sprintf("127.0.0.1:%d", port)}}}
+		for _, p := range prefixes {
+			s.Prefixes = append(s.Prefixes, v1alpha1.Prefix(p))
+		}
+		return s
+	}
+	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-b", label("provider-a"), spec(pubB, b.port, "10.244.2.0/24", "100.80.0.2/32")); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.ApplyRelayPeer(ctx, "tenant-b", "provider-a", label("provider-b"), spec(pubA, a.port, "10.244.1.0/24", "100.80.0.1/32")); err != nil {
+		t.Fatal(err)
+	}
+	readyOn := func(ns, name, path string) func() bool {
+		return func() bool {
+			rp, err := adm.GetRelayPeer(ctx, ns, name)
+			if err != nil {
+				return false
+			}
+			c := meta.FindStatusCondition(rp.Status.Conditions, v1alpha1.ConditionReady)
+			return c != nil && c.Status == "True" && rp.Status.ActivePath == path && rp.Status.Reachable &&
+				rp.Status.ObservedGeneration == rp.Generation
+		}
+	}
+	waitFor(t, "A's RelayPeer for B on direct", readyOn("tenant-a", "provider-b", "direct"))
+	waitFor(t, "B's RelayPeer for A on direct", readyOn("tenant-b", "provider-a", "direct"))
+	if out := c.Kubectl(t, "-n", "tenant-a", "get", "relaypeers"); !strings.Contains(out, "ACTIVE") || !strings.Contains(out, "direct") {
+		t.Errorf("kubectl get relaypeers:\n%s", out)
+	}
+
+	// Update: a second path added on A's side, and one prefix moved from
+	// peer provider-b to a new peer provider-c.
+	s := spec(pubB, b.port, "10.244.2.0/24", "100.80.0.2/32", "10.99.0.0/24")
+	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-b", label("provider-a"), s); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "10.99.0.0/24 routed to provider-b", func() bool {
+		p, ok := a.peer(t, "provider-b")
+		return ok && strings.Contains(strings.Join(p.Prefixes, ","), "10.99.0.0/24")
+	})
+	s = spec(pubB, b.port, "10.244.2.0/24", "100.80.0.2/32")
+	s.Paths = append(s.Paths, v1alpha1.Path{Name: "consumer", Endpoint: fmt.Sprintf("127.0.0.1:%d", b.port), Bias: "20ms"})
+	pc := config.PrivateKey{1, 2, 3}
+	cSpec := spec(pc.PublicKey().String(), 9, "10.99.0.0/24")
+	// provider-c first: it clashes until provider-b lets go of the prefix.
+	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-c", label("provider-a"), cSpec); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-b", label("provider-a"), s); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the prefix moved and the consumer path added", func() bool {
+		pb, ok1 := a.peer(t, "provider-b")
+		pcs, ok2 := a.peer(t, "provider-c")
+		return ok1 && ok2 && len(pb.Paths) == 2 && strings.Contains(strings.Join(pcs.Prefixes, ","), "10.99.0.0/24") &&
+			!strings.Contains(strings.Join(pb.Prefixes, ","), "10.99.0.0/24")
+	})
+	waitFor(t, "A's RelayPeer for B with two paths up", func() bool {
+		rp, err := adm.GetRelayPeer(ctx, "tenant-a", "provider-b")
+		return err == nil && len(rp.Status.Paths) == 2 && rp.Status.Paths[1].State == v1alpha1.PathUp
+	})
+
+	// An invalid RelayPeer is refused with its field path; nothing else
+	// moves.
+	bad := spec(pubB, b.port, "10.244.1.0/24")
+	bad.Paths[0].Endpoint = "127.0.0.1:0"
+	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-x", label("provider-a"), bad); err != nil {
+		t.Fatal(err)
+	}
+	outside := spec(config.PrivateKey{9}.PublicKey().String(), 9, "192.168.7.0/24")
+	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-y", label("provider-a"), outside); err != nil {
+		t.Fatal(err)
+	}
+	cond := func(name string) *v1alpha1.RelayPeer {
+		rp, err := adm.GetRelayPeer(ctx, "tenant-a", name)
+		if err != nil {
+			return nil
+		}
+		return rp
+	}
+	waitFor(t, "provider-x and provider-y refused", func() bool {
+		x, y := cond("provider-x"), cond("provider-y")
+		if x == nil || y == nil {
+			return false
+		}
+		cx := meta.FindStatusCondition(x.Status.Conditions, v1alpha1.ConditionReady)
+		cy := meta.FindStatusCondition(y.Status.Conditions, v1alpha1.ConditionReady)
+		return cx != nil && cx.Status == "False" && strings.Contains(cx.Message, "spec.paths[0].endpoint") &&
+			cy != nil && cy.Status == "False" && cy.Reason == v1alpha1.ReasonNotAllowed && strings.Contains(cy.Message, "spec.prefixes[0]")
+	})
+	if _, ok := a.peer(t, "provider-x"); ok {
+		t.Error("an invalid RelayPeer reached the relay")
+	}
+	if p, ok := a.peer(t, "provider-b"); !ok || p.ActivePath == "" {
+		t.Errorf("provider-b disturbed by an invalid neighbour: %+v", p)
+	}
+
+	// Deletion removes the peer from the relay.
+	c.Kubectl(t, "-n", "tenant-a", "delete", "relaypeer", "provider-c")
+	waitFor(t, "provider-c removed", func() bool { _, ok := a.peer(t, "provider-c"); return !ok })
+}
