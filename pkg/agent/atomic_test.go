@@ -77,6 +77,51 @@ func (b *bed) withRoutes() *fakeRoutes {
 
 func keyHex(k config.Key) string { return hex.EncodeToString(k[:]) }
 
+// waitKeepalives waits until WireGuard on relay name holds the configured
+// persistent keepalive of every peer. A relay turns a peer's keepalive on
+// only once its session has started, and the relay with the larger public
+// key leaves the first handshake to its peer for a second (see
+// handshakeDeferral in step.go) before doing so: for that second a peer
+// can have a session and still no keepalive. A test that compares
+// WireGuard's state before and after something must take its "before"
+// once this has settled, or it sees the keepalive arrive in between.
+func (b *bed) waitKeepalives(name string) {
+	b.t.Helper()
+	want := map[string]string{}
+	for _, p := range b.config(name).Peers {
+		want[keyHex(p.PublicKey)] = fmt.Sprint(int(p.PersistentKeepalive.Seconds()))
+	}
+	waitFor(b.t, waitTimeout, name+"'s WireGuard keepalives", func() bool {
+		wg, err := agent.WireGuardPeers(context.Background(), b.agent(name))
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		got := wgKeepalives(wg)
+		for k, v := range want {
+			if got[k] != v {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// wgKeepalives maps each peer's key to its persistent_keepalive_interval.
+func wgKeepalives(wg string) map[string]string {
+	out := map[string]string{}
+	var key string
+	for _, line := range strings.Split(wg, "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		switch k {
+		case "public_key":
+			key = v
+		case "persistent_keepalive_interval":
+			out[key] = v
+		}
+	}
+	return out
+}
+
 var errInjected = errors.New("injected failure")
 
 // TestReloadRollsBackFailedIpcSet changes B (a new prefix, a bias) and C (a
@@ -87,6 +132,7 @@ var errInjected = errors.New("injected failure")
 func TestReloadRollsBackFailedIpcSet(t *testing.T) {
 	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 5 * time.Millisecond, Health: calmHealth})
 	b.waitActive(relayA, relayB, "direct")
+	b.waitKeepalives(relayA)
 	rt := b.withRoutes()
 	cKey := keyHex(peerOf(t, b.config(relayA), relayC).PublicKey)
 	var failing atomic.Bool
@@ -147,6 +193,7 @@ func TestReloadRollsBackFailedIpcSet(t *testing.T) {
 func TestReloadRollsBackFailedRoute(t *testing.T) {
 	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 5 * time.Millisecond, Health: calmHealth})
 	b.waitActive(relayA, relayB, "direct")
+	b.waitKeepalives(relayA)
 	rt := b.withRoutes()
 	rt.setFail(func(op, name string, prefixes []netip.Prefix) error {
 		if op == "set" && name == relayB && slices.Contains(prefixes, extra) {

@@ -160,15 +160,6 @@ func TestReloadBiasMovesTrafficWithoutHandshake(t *testing.T) {
 		took, minRTT(es), maxGap(es))
 }
 
-func lastEvent(st admin.Status, peer string) admin.Event {
-	for i := len(st.Events) - 1; i >= 0; i-- {
-		if st.Events[i].Peer == peer {
-			return st.Events[i]
-		}
-	}
-	return admin.Event{}
-}
-
 // TestReloadRejected checks that an invalid reload is refused with a clear
 // error and leaves the relay exactly as it was.
 func TestReloadRejected(t *testing.T) {

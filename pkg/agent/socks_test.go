@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/pkg/metrics"
+	"github.com/liqo-relay/relay/pkg/secretfile"
 )
 
 func socksTestConfig(t *testing.T, extra string) *config.Config {
@@ -45,6 +47,23 @@ func TestSOCKSAuthFileMissingFailsNew(t *testing.T) {
 	_, err := New(socksTestConfig(t, ", socks5AuthFile: '"+missing+"'"), Options{AdminAddr: "-"})
 	if err == nil || !strings.Contains(err.Error(), "netstack.socks5AuthFile") || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("New = %v, want an error naming netstack.socks5AuthFile and the path", err)
+	}
+}
+
+// TestSOCKSAuthFileTooOpenFailsNew: the credentials file is checked like
+// privateKeyFile (secretfile.Read); a world-readable one stops New with an
+// error naming the field, the path and the cause.
+func TestSOCKSAuthFileTooOpenFailsNew(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "socks")
+	if err := os.WriteFile(file, []byte("app:right\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(file, 0o644); err != nil { // umask-proof
+		t.Fatal(err)
+	}
+	_, err := New(socksTestConfig(t, ", socks5AuthFile: '"+file+"'"), Options{AdminAddr: "-"})
+	if !errors.Is(err, secretfile.ErrTooOpen) || !strings.Contains(err.Error(), "netstack.socks5AuthFile") || !strings.Contains(err.Error(), file) {
+		t.Fatalf("New = %v, want %v naming netstack.socks5AuthFile and %s", err, secretfile.ErrTooOpen, file)
 	}
 }
 

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/liqo-relay/relay/pkg/secretfile"
 )
 
 // RFC 1929 username/password authentication for the SOCKS5 proxy.
@@ -15,11 +16,6 @@ const (
 	socksAuthVersion    = 1
 	socksAuthOK         = 0
 	socksAuthFailed     = 1
-
-	// socksMaxAuthFile bounds the credentials file LoadSOCKS5Credentials
-	// reads: thousands of users, far more than a proxy for local
-	// applications needs.
-	socksMaxAuthFile = 64 << 10
 )
 
 // errSocksAuth: the client did not authenticate (it offered no
@@ -34,20 +30,17 @@ type SOCKS5Credentials struct {
 }
 
 // LoadSOCKS5Credentials reads a credentials file (see
-// ParseSOCKS5Credentials) of at most 64 KiB.
+// ParseSOCKS5Credentials) with secretfile.Read, as the relay reads its
+// private key: it must be a regular file (after symbolic links) that group
+// and others can neither read nor write, of at most secretfile.MaxSize
+// bytes (4 KiB: over a hundred users, more than a proxy for local
+// applications needs). The file's contents are wiped once parsed.
 func LoadSOCKS5Credentials(path string) (*SOCKS5Credentials, error) {
-	f, err := os.Open(path)
+	data, err := secretfile.Read(path)
 	if err != nil {
-		return nil, fmt.Errorf("socks5 credentials: %w", err)
+		return nil, fmt.Errorf("socks5 credentials: %w", err) // names path
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, socksMaxAuthFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("socks5 credentials: %s: %w", path, err)
-	}
-	if len(data) > socksMaxAuthFile {
-		return nil, fmt.Errorf("socks5 credentials: %s: larger than %d bytes", path, socksMaxAuthFile)
-	}
+	defer clear(data)
 	c, err := ParseSOCKS5Credentials(data)
 	if err != nil {
 		return nil, fmt.Errorf("socks5 credentials: %s: %w", path, err)

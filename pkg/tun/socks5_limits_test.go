@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/liqo-relay/relay/pkg/secretfile"
 )
 
 func newSOCKSNetstack(t *testing.T, opts SOCKS5Options) *Netstack {
@@ -128,11 +130,6 @@ func TestParseSOCKS5Credentials(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	big := filepath.Join(dir, "big")
-	os.WriteFile(big, []byte(strings.Repeat("#\n", socksMaxAuthFile)), 0o600)
-	if _, err := LoadSOCKS5Credentials(big); err == nil || !strings.Contains(err.Error(), "larger than") {
-		t.Errorf("oversized file: %v", err)
-	}
 	bad := filepath.Join(dir, "bad")
 	os.WriteFile(bad, []byte("u:secretpw\nbroken\n"), 0o600)
 	_, err = LoadSOCKS5Credentials(bad)
@@ -141,6 +138,56 @@ func TestParseSOCKS5Credentials(t *testing.T) {
 	}
 	if _, err := LoadSOCKS5Credentials(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestLoadSOCKS5CredentialsFileChecks: the credentials file is a secret
+// and gets the private key's checks (secretfile.Read): group- or
+// world-accessible files, anything but a regular file and files over
+// secretfile.MaxSize are refused, naming the path; a 0400 file behind a
+// symbolic link (a Kubernetes Secret volume) is read.
+func TestLoadSOCKS5CredentialsFileChecks(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string, mode os.FileMode) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil { // umask-proof
+			t.Fatal(err)
+		}
+		return p
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path string
+		want       error
+	}{
+		{"group-readable", write("group", "u:p\n", 0o640), secretfile.ErrTooOpen},
+		{"world-readable", write("world", "u:p\n", 0o604), secretfile.ErrTooOpen},
+		{"group-writable", write("gw", "u:p\n", 0o620), secretfile.ErrTooOpen},
+		{"directory", dir, secretfile.ErrNotRegular},
+		{"FIFO", fifo, secretfile.ErrNotRegular},
+		{"oversized", write("big", strings.Repeat("#\n", secretfile.MaxSize/2)+"u:p\n", 0o600), secretfile.ErrTooLarge},
+	} {
+		_, err := LoadSOCKS5Credentials(tt.path)
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.path) {
+			t.Errorf("%s: error %v, want %v naming %s", tt.name, err, tt.want, tt.path)
+		}
+	}
+
+	target := write("secret", "app:pw\n", 0o400)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadSOCKS5Credentials(link)
+	if err != nil || !c.check([]byte("app"), []byte("pw")) {
+		t.Fatalf("0400 file behind a symbolic link: %v, %v", c, err)
 	}
 }
 
