@@ -36,7 +36,7 @@ deps:
 # ordinary user, the namespace tests skip: that is not a full run). pipefail
 # keeps go test's exit status. Then the simulated-mesh seeds that -race
 # leaves out (pkg/failover raceEnabled), without the race detector.
-test: deps build
+test: deps build k8s-tools
 	$(GO) build -o bin/testsummary ./test/cmd/testsummary
 	set -o pipefail; $(GO) test -race -count=1 -timeout 20m -json ./... | bin/testsummary
 	$(GO) test -count=1 -timeout 10m -run '^TestMeshCutsDetectedAndFailedOver$$' ./pkg/failover/

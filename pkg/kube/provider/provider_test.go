@@ -56,7 +56,11 @@ func setupNamespace(t *testing.T, c *k8stest.Cluster, ns string) string {
 
 func startRelay(t *testing.T, kubeconfig, ns, name string, addr, export string) *relay {
 	t.Helper()
-	port := freePort(t)
+	return startRelayOn(t, kubeconfig, ns, name, addr, export, freePort(t))
+}
+
+func startRelayOn(t *testing.T, kubeconfig, ns, name string, addr, export string, port uint16) *relay {
+	t.Helper()
 	doc := fmt.Sprintf(`name: %s
 privateKeySecret: {name: relay-key}
 mode: netstack
@@ -273,4 +277,28 @@ func TestRelaysDrivenByTheAPIServer(t *testing.T) {
 	// Deletion removes the peer from the relay.
 	c.Kubectl(t, "-n", "tenant-a", "delete", "relaypeer", "provider-c")
 	waitFor(t, "provider-c removed", func() bool { _, ok := a.peer(t, "provider-c"); return !ok })
+
+	// Key rotation (docs/kubernetes.md): delete the key Secret and restart
+	// the relay; it generates a new key and publishes it, and once the
+	// other side's RelayPeer carries it the link comes back.
+	a.stop()
+	c.Kubectl(t, "-n", "tenant-a", "delete", "secret", "relay-key")
+	a = startRelayOn(t, kcA, "tenant-a", "provider-a", "100.80.0.1/32", "10.244.1.0/24", a.port)
+	var newA string
+	waitFor(t, "provider-a's new public key", func() bool {
+		ra, err := adm.GetRelay(ctx, "tenant-a", "provider-a")
+		if err != nil || ra.Status.PublicKey == pubA || ra.Status.PublicKey == "" {
+			return false
+		}
+		newA = ra.Status.PublicKey
+		return true
+	})
+	if err := adm.ApplyRelayPeer(ctx, "tenant-b", "provider-a", label("provider-b"), spec(newA, a.port, "10.244.1.0/24", "100.80.0.1/32")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the link under the new key", func() bool {
+		p, ok := a.peer(t, "provider-b")
+		q, ok2 := b.peer(t, "provider-a")
+		return ok && ok2 && p.Reachable && q.Reachable && q.PublicKey == newA
+	})
 }
