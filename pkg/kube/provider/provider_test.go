@@ -174,6 +174,26 @@ func TestRelaysDrivenByTheAPIServer(t *testing.T) {
 	if out := c.Kubectl(t, "-n", "tenant-a", "get", "secret", "relay-key", "-o", "jsonpath={.data.privateKey}"); out == "" {
 		t.Error("the key Secret holds no privateKey")
 	}
+	// Endpoints from a LoadBalancer Service named by spec.serviceRef (no
+	// controller here gives it an ingress: the test does).
+	c.KubectlIn(t, `apiVersion: v1
+kind: Service
+metadata: {name: relay, namespace: tenant-a}
+spec:
+  type: LoadBalancer
+  selector: {app: relay}
+  ports: [{name: wireguard, port: 51900, protocol: UDP}]
+`, "apply", "-f", "-")
+	c.Kubectl(t, "-n", "tenant-a", "patch", "service", "relay", "--subresource=status", "--type=merge",
+		"-p", `{"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.5"},{"hostname":"relay-a.example.com"}]}}}`)
+	c.Kubectl(t, "-n", "tenant-a", "patch", "relay", "provider-a", "--type=merge", "-p", `{"spec":{"serviceRef":{"name":"relay"}}}`)
+	waitFor(t, "endpoints from the Service", func() bool {
+		ra, err := adm.GetRelay(ctx, "tenant-a", "provider-a")
+		return err == nil && strings.Join(ra.Status.Endpoints, ",") == "203.0.113.5:51900,relay-a.example.com:51900"
+	})
+	if out := c.Kubectl(t, "-n", "tenant-a", "get", "relays"); !strings.Contains(out, "203.0.113.5:51900") || !strings.Contains(out, pubA) {
+		t.Errorf("kubectl get relays:\n%s", out)
+	}
 
 	// Stand in for the consumer's operator: one RelayPeer each way.
 	label := func(relay string) map[string]string { return map[string]string{v1alpha1.RelayLabel: relay} }
