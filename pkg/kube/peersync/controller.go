@@ -49,6 +49,11 @@ type API interface {
 // Counter counts, for example status writes (a Prometheus counter).
 type Counter interface{ Inc() }
 
+// Recorder emits Kubernetes events (client-go's events.EventRecorder).
+type Recorder interface {
+	Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
 // Options configure a Controller.
 type Options struct {
 	Namespace string
@@ -65,6 +70,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Writes counts status writes (relay_kube_status_writes_total).
 	Writes Counter
+	// Events, when set, records an event on a RelayPeer whenever its spec
+	// is applied or refused.
+	Events Recorder
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -240,9 +248,24 @@ func (c *Controller) syncLocked(ctx context.Context) error {
 		c.applied = res.cfg
 		c.log.Info("peer set applied", "peers", len(res.cfg.Peers), "relaypeers", len(res.accepted))
 	}
+	objs := make(map[string]*v1alpha1.RelayPeer)
+	for _, o := range c.objects() {
+		objs[o.Name] = o
+	}
 	for name, v := range res.verdicts {
-		if old, seen := c.verdicts[name]; !v.ready && (!seen || old != v) {
+		old, seen := c.verdicts[name]
+		if seen && old == v {
+			continue
+		}
+		if !v.ready {
 			c.log.Warn("RelayPeer rejected", "relaypeer", name, "generation", v.generation, "reason", v.reason, "message", v.message)
+		}
+		if o := objs[name]; o != nil && c.o.Events != nil {
+			if v.ready {
+				c.o.Events.Eventf(o, nil, "Normal", v.reason, "Apply", "generation %d applied to relay %s", v.generation, c.o.Relay)
+			} else {
+				c.o.Events.Eventf(o, nil, "Warning", v.reason, "Apply", "%s", v.message)
+			}
 		}
 	}
 	c.accepted, c.verdicts = res.accepted, res.verdicts

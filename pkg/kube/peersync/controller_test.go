@@ -21,12 +21,14 @@ type bed struct {
 	c     *Controller
 	now   time.Time
 	n     *counter
+	ev    *events
 }
 
 func newBed(t *testing.T) *bed {
 	b := &bed{t: t, api: newFakeAPI(), agent: &fakeAgent{}, now: time.Unix(1_800_000_000, 0), n: &counter{}}
+	b.ev = &events{}
 	b.c = New(Options{Namespace: "ns", Relay: "provider-a", Base: baseConfig(t), Agent: b.agent, API: b.api,
-		Writes: b.n, Now: func() time.Time { return b.now }})
+		Writes: b.n, Now: func() time.Time { return b.now }, Events: b.ev})
 	return b
 }
 
@@ -103,6 +105,10 @@ func TestInvalidSpecLeavesRunningStateAlone(t *testing.T) {
 	}
 	if !sameConfig(before, b.agent.last()) {
 		t.Error("a rejected edit changed the running configuration")
+	}
+	if got := strings.Join(b.ev.list, "\n"); !strings.Contains(got, "provider-c Warning InvalidSpec") ||
+		!strings.Contains(got, "provider-b Normal Applied") {
+		t.Errorf("events:\n%s\nwant provider-b applied and provider-c's edit refused", got)
 	}
 	b.c.writeStatuses(context.Background())
 	st, _ := b.lastWrite("provider-c")

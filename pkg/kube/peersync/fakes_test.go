@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
@@ -189,3 +190,19 @@ type counter struct {
 }
 
 func (c *counter) Inc() { c.mu.Lock(); c.n++; c.mu.Unlock() }
+
+// events records events as "name type reason note".
+type events struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (e *events) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	name := ""
+	if o, ok := regarding.(*v1alpha1.RelayPeer); ok {
+		name = o.Name
+	}
+	e.list = append(e.list, fmt.Sprintf("%s %s %s %s", name, eventtype, reason, fmt.Sprintf(note, args...)))
+}

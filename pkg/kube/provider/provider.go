@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/pkg/config"
@@ -127,8 +128,9 @@ type Options struct {
 
 // Control is the relay's Kubernetes control loop.
 type Control struct {
-	peers *peersync.Controller
-	pub   *relaypublish.Publisher
+	peers  *peersync.Controller
+	pub    *relaypublish.Publisher
+	events events.EventBroadcaster
 }
 
 // NewControl builds the control loop for the relay of o.Base.
@@ -146,11 +148,14 @@ func (c *Cluster) NewControl(o Options) (*Control, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	name := o.Base.Name
+	eb := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.core.EventsV1()})
 	ctl := &Control{
+		events: eb,
 		peers: peersync.New(peersync.Options{
 			Namespace: c.Namespace, Relay: name, Allowed: o.Base.AllowedPeerPrefixes,
 			Base: o.Base, Agent: o.Agent, API: c.relays, Logger: o.Logger,
 			Writes: writes.WithLabelValues("RelayPeer"),
+			Events: eb.NewRecorder(relayclient.Scheme, "liqo-relay/"+name),
 		}),
 		pub: relaypublish.New(relaypublish.Options{
 			Namespace: c.Namespace, Name: name,
@@ -168,6 +173,10 @@ func (c *Cluster) NewControl(o Options) (*Control, error) {
 
 // Run runs the loops until ctx is done.
 func (ctl *Control) Run(ctx context.Context) error {
+	if err := ctl.events.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	defer ctl.events.Shutdown()
 	var wg sync.WaitGroup
 	var perr error
 	wg.Go(func() { perr = ctl.peers.Run(ctx) })

@@ -287,6 +287,11 @@ spec:
 		return cx != nil && cx.Status == "False" && strings.Contains(cx.Message, "spec.paths[0].endpoint") &&
 			cy != nil && cy.Status == "False" && cy.Reason == v1alpha1.ReasonNotAllowed && strings.Contains(cy.Message, "spec.prefixes[0]")
 	})
+	waitFor(t, "a Warning event on provider-x", func() bool {
+		out, err := c.KubectlErr("-n", "tenant-a", "get", "events.events.k8s.io", "--field-selector", "regarding.name=provider-x",
+			"-o", "jsonpath={.items[*].type}/{.items[*].reason}")
+		return err == nil && strings.Contains(out, "Warning") && strings.Contains(out, v1alpha1.ReasonInvalid)
+	})
 	if _, ok := a.peer(t, "provider-x"); ok {
 		t.Error("an invalid RelayPeer reached the relay")
 	}
