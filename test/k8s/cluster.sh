@@ -7,6 +7,11 @@
 #   cluster.sh up NAME        start etcd + kube-apiserver for cluster NAME, wait
 #                             until ready, print the admin kubeconfig path last
 #   cluster.sh down NAME|all  stop it (or every cluster) and remove its state
+#   cluster.sh restart NAME [SECONDS]
+#                             stop NAME's kube-apiserver, wait SECONDS (default
+#                             0), start it again on the same address and port
+#                             with the same etcd, wait until ready; run it in
+#                             the network namespace `up` ran in
 #   cluster.sh list           the clusters that run
 #
 # Only etcd and kube-apiserver run: no controller-manager, scheduler or
@@ -145,6 +150,40 @@ down_one() {
 	echo "cluster.sh: $name down" >&2
 }
 
+# start_apiserver starts the kube-apiserver of the cluster in $1 on the
+# address and ports recorded there (by up).
+start_apiserver() {
+	local d=$1 addr host api_port etcd_port
+	addr=$(cat "$d/address")
+	api_port=$(cat "$d/port")
+	etcd_port=$(cat "$d/etcd_port")
+	host=$addr
+	[[ $addr == *:* ]] && host="[$addr]"
+	"$BIN/kube-apiserver" --etcd-servers "http://$host:$etcd_port" \
+		--bind-address "$addr" --secure-port "$api_port" \
+		--advertise-address "$addr" --endpoint-reconciler-type none \
+		--tls-cert-file "$d/pki/serving.crt" --tls-private-key-file "$d/pki/serving.key" \
+		--client-ca-file "$d/pki/ca.crt" \
+		--service-account-issuer "https://kubernetes.default.svc" \
+		--service-account-key-file "$d/pki/sa.pub" --service-account-signing-key-file "$d/pki/sa.key" \
+		--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC \
+		--cert-dir "$d/certs" --profiling=false --enable-priority-and-fairness=false \
+		--v 0 >>"$d/apiserver.log" 2>&1 &
+	echo $! >"$d/apiserver.pid"
+}
+
+# restart stops the cluster's kube-apiserver, waits $2 seconds and starts
+# it again as it was (etcd keeps running, so every object stays).
+restart() {
+	local name=$1 down=${2:-0} d=$K8S_STATE/$1
+	[ -f "$d/etcd_port" ] || die "cluster $name does not run (no state in $d)"
+	stop_pid "$d/apiserver.pid"
+	sleep "$down"
+	start_apiserver "$d"
+	wait_ready "$d" "$name"
+	echo "cluster.sh: $name kube-apiserver restarted" >&2
+}
+
 up() {
 	local name=$1
 	[[ $name =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || die "cluster name $name: use lower-case letters, digits and -"
@@ -164,19 +203,10 @@ up() {
 		--listen-peer-urls "http://$host:$peer_port" --initial-advertise-peer-urls "http://$host:$peer_port" \
 		--initial-cluster "$name=http://$host:$peer_port" >"$d/etcd.log" 2>&1 &
 	echo $! >"$d/etcd.pid"
-	"$BIN/kube-apiserver" --etcd-servers "http://$host:$etcd_port" \
-		--bind-address "$addr" --secure-port "$api_port" \
-		--advertise-address "$addr" --endpoint-reconciler-type none \
-		--tls-cert-file "$d/pki/serving.crt" --tls-private-key-file "$d/pki/serving.key" \
-		--client-ca-file "$d/pki/ca.crt" \
-		--service-account-issuer "https://kubernetes.default.svc" \
-		--service-account-key-file "$d/pki/sa.pub" --service-account-signing-key-file "$d/pki/sa.key" \
-		--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC \
-		--cert-dir "$d/certs" --profiling=false --enable-priority-and-fairness=false \
-		--v 0 >"$d/apiserver.log" 2>&1 &
-	echo $! >"$d/apiserver.pid"
 	echo "$addr" >"$d/address"
 	echo "$api_port" >"$d/port"
+	echo "$etcd_port" >"$d/etcd_port"
+	start_apiserver "$d"
 	# The watchdog stops the cluster after K8S_TTL seconds, so a test that
 	# dies without cleaning up leaves nothing running for long.
 	K8S_STATE=$K8S_STATE K8S_WATCHDOG=1 setsid bash -c 'sleep "$1"; exec "$2" down "$3"' watchdog \
@@ -200,9 +230,10 @@ down)
 		down_one "$n"
 	fi
 	;;
+restart) restart "${2:?usage: cluster.sh restart NAME [SECONDS]}" "${3:-0}" ;;
 list) for d in "$K8S_STATE"/*/; do [ -f "$d/port" ] && echo "$(basename "$d") https://$(cat "$d/address"):$(cat "$d/port")"; done ;;
 *)
-	echo "usage: $0 build | bin | up NAME | down NAME|all | list" >&2
+	echo "usage: $0 build | bin | up NAME | down NAME|all | restart NAME [SECONDS] | list" >&2
 	exit 2
 	;;
 esac
