@@ -45,7 +45,7 @@ unit:
 	$(GO) test -race -count=1 -short ./...
 
 # e2e runs only the namespace tests (root). They are part of `make test` too.
-e2e: deps build
+e2e: deps build k8s-tools
 	$(GO) test -race -count=1 -timeout 20m -run 'E2E' -v ./test/e2e/...
 
 demo: build

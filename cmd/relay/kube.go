@@ -42,6 +42,7 @@ type kubeMode struct {
 // startKube connects and fills cfg's private key from its Secret; the
 // relay is built after it.
 func startKube(ctx context.Context, k kubeOpts, cfg *config.Config, log *slog.Logger) (*kubeMode, error) {
+	provider.RouteClientLogs(log)
 	c, err := provider.Connect(*k.kubeconfig, *k.namespace)
 	if err != nil {
 		return nil, err

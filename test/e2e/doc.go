@@ -11,4 +11,10 @@
 // measures other health settings. The cut is a silent drop by nftables
 // when nft is installed (Debian nftables; netdev ingress and egress
 // hooks, Linux 5.16), else blackhole routes.
+//
+// TestE2EKubernetes runs the relays in Kubernetes mode (`relay run
+// --kubeconfig`) against a real kube-apiserver per provider, started in the
+// provider's namespace by test/k8s/cluster.sh, and stands in for the
+// consumer's operator by writing the RelayPeers. It needs the binaries of
+// `make k8s-tools` and skips without them (fails in CI).
 package e2e

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/pkg/config"
@@ -89,6 +90,13 @@ func podNamespace(kubeconfig string) (string, error) {
 		}
 	}
 	return "", errors.New("kubernetes: no namespace: pass --namespace, or set POD_NAMESPACE")
+}
+
+// RouteClientLogs sends client-go's own logs (klog: watch failures, retries
+// while the API server is away) to log, so they are part of the relay's
+// structured log instead of lines of another format on stderr.
+func RouteClientLogs(log *slog.Logger) {
+	klog.SetSlogLogger(log.With("component", "client-go"))
 }
 
 // LoadKey fills cfg's private key from its privateKeySecret, creating the
