@@ -11,7 +11,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # nftables: the e2e failover test cuts a link silently with an nft drop rule.
 TEST_DEBS := iproute2 iputils-ping nftables
 
-.PHONY: all build test unit e2e deps demo bench lint fmt vet staticcheck clean generate k8s-tools
+.PHONY: all build image test unit e2e deps demo bench lint fmt vet staticcheck clean generate k8s-tools
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 all: build
@@ -20,6 +20,19 @@ all: build
 # under perf/ and test/, built by the targets that use them (perf/perf.mk).
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/relay
+
+# image: the relay's OCI image without a Docker daemon (build/cmd/image,
+# docs/image.md): bin/image/relay-oci.tar, an OCI layout with the
+# linux/amd64 and linux/arm64 images under one index, and
+# bin/image/relay-docker-linux-ARCH.tar for docker load. Every timestamp is
+# SOURCE_DATE_EPOCH, by default the last commit's time, so a rebuild of the
+# same commit gives the same bytes.
+IMAGE_REPO ?= ghcr.io/liqo-relay/relay
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 1)
+image:
+	$(GO) run ./build/cmd/image -out bin/image -repo $(IMAGE_REPO) -version $(VERSION) \
+	  -revision $(REVISION) -source-date-epoch $(SOURCE_DATE_EPOCH)
 
 # deps installs what the tests need. It is idempotent and quiet when all is there.
 deps:

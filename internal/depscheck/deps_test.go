@@ -2,7 +2,8 @@
 // (config, failover, health, router) stays free of I/O and heavy
 // dependencies, gVisor stays behind pkg/tun, and client-go behind the
 // Kubernetes package. It also keeps one product binary, cmd/relay, with
-// test and perf tools as their own mains under perf/ and test/.
+// test, perf and build tools as their own mains under perf/, test/ and
+// build/.
 package depscheck
 
 import (
@@ -53,6 +54,9 @@ var confined = map[string][]string{
 	"sigs.k8s.io/":                   {module + "/pkg/kube/", module + "/test/"},
 	module + "/api/":                 {module + "/pkg/kube/", module + "/test/", module + "/api/"},
 	"github.com/vishvananda/netlink": {module + "/pkg/tun", module + "/internal/netns"},
+	// The image builder (make image) is build tooling: the relay never
+	// links it.
+	"github.com/google/go-containerregistry": {module + "/build/"},
 }
 
 type pkg struct {
@@ -188,19 +192,21 @@ func TestConfinedDependencies(t *testing.T) {
 	}
 }
 
-// productMain is the one product binary. Test and perf tools are mains
-// too, but live under toolRoots and are built only by the targets that use
-// them (perf/perf.mk, perf/testbed.sh), never into the relay image.
+// productMain is the one product binary. Test, perf and build tools are
+// mains too, but live under toolRoots and are built only by the targets
+// that use them (perf/perf.mk, perf/testbed.sh, make image), never into
+// the relay image.
 const productMain = module + "/cmd/relay"
 
-var toolRoots = []string{module + "/perf/", module + "/test/"}
+var toolRoots = []string{module + "/perf/", module + "/test/", module + "/build/"}
 
 // testTooling may not be reached from the product binary: the WAN
-// emulator's AF_PACKET bridge and its pure core are perf tooling.
-var testTooling = []string{module + "/pkg/wanem"}
+// emulator's AF_PACKET bridge and its pure core are perf tooling, and
+// build/ is the image builder.
+var testTooling = []string{module + "/pkg/wanem", module + "/build/"}
 
 // mainViolations returns one message per package that breaks the binary
-// rules: a main outside cmd/relay, perf/ and test/, or a product binary
+// rules: a main outside cmd/relay, perf/, test/ and build/, or a product binary
 // that depends on test tooling.
 func mainViolations(pkgs []pkg) []string {
 	var bad []string
@@ -210,13 +216,13 @@ func mainViolations(pkgs []pkg) []string {
 			sawProduct = true
 			for _, dep := range p.Deps {
 				if hasPrefixAny(dep, testTooling) {
-					bad = append(bad, productMain+" depends on "+dep+": test and perf tooling gets its own main under perf/ or test/")
+					bad = append(bad, productMain+" depends on "+dep+": test, perf and build tooling gets its own main under perf/, test/ or build/")
 				}
 			}
 			continue
 		}
 		if p.Name == "main" && !hasPrefixAny(p.ImportPath, toolRoots) {
-			bad = append(bad, p.ImportPath+": a main outside "+productMain+", perf/ and test/ (cmd/relay is the one product binary)")
+			bad = append(bad, p.ImportPath+": a main outside "+productMain+", perf/, test/ and build/ (cmd/relay is the one product binary)")
 		}
 	}
 	if !sawProduct {
@@ -237,15 +243,18 @@ func TestBinaryRulesCatch(t *testing.T) {
 	relay := pkg{Name: "main", ImportPath: productMain, Deps: []string{"fmt", module + "/pkg/agent"}}
 	tool := pkg{Name: "main", ImportPath: module + "/perf/cmd/wanem", Deps: []string{module + "/pkg/wanem/bridge"}}
 	testTool := pkg{Name: "main", ImportPath: module + "/test/tools/x"}
+	buildTool := pkg{Name: "main", ImportPath: module + "/build/cmd/image", Deps: []string{module + "/build/image"}}
 	for _, tc := range []struct {
 		name string
 		pkgs []pkg
 		want string // substring of the one expected violation; "" for none
 	}{
-		{"allowed", []pkg{relay, tool, testTool, {Name: "agent", ImportPath: module + "/pkg/agent"}}, ""},
+		{"allowed", []pkg{relay, tool, testTool, buildTool, {Name: "agent", ImportPath: module + "/pkg/agent"}}, ""},
 		{"second main under cmd", []pkg{relay, {Name: "main", ImportPath: module + "/cmd/wanem"}}, module + "/cmd/wanem: a main outside"},
 		{"main under pkg", []pkg{relay, {Name: "main", ImportPath: module + "/pkg/tool"}}, module + "/pkg/tool: a main outside"},
 		{"relay reaches wanem", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/pkg/wanem"}}}, "depends on " + module + "/pkg/wanem"},
+		{"relay reaches the image builder", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/build/image"}}}, "depends on " + module + "/build/image"},
+		{"main beside build/", []pkg{relay, {Name: "main", ImportPath: module + "/builder"}}, module + "/builder: a main outside"},
 		{"relay reaches the bridge", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/pkg/wanem/bridge"}}}, "depends on " + module + "/pkg/wanem/bridge"},
 		{"no relay", []pkg{tool}, "not found"},
 	} {
