@@ -15,6 +15,10 @@ type Samples struct {
 	Sent, Recv []time.Time
 	Interval   time.Duration
 	WriteErrs  int
+	// FirstWriteErr is the first send error; Failed holds the sequence
+	// numbers whose send failed.
+	FirstWriteErr error
+	Failed        map[uint64]bool
 }
 
 // Cycle is one cut of a path and its restore.

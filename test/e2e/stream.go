@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"sync"
 	"testing"
@@ -69,7 +70,12 @@ type Stream struct {
 	recv      []time.Time // by sequence number; zero until answered
 	answered  int
 	writeErrs int
-	changed   chan struct{} // closed and replaced on every echo
+	// firstWriteErr is the first send error, to say what it was.
+	firstWriteErr error
+	// failed marks the sequence numbers whose send failed: they never left
+	// the pod, so no relay could lose them.
+	failed  map[uint64]bool
+	changed chan struct{} // closed and replaced on every echo
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -121,6 +127,13 @@ func (s *Stream) send() {
 		if _, err := s.conn.WriteToUDP(buf, s.dst); err != nil {
 			s.mu.Lock()
 			s.writeErrs++
+			if s.firstWriteErr == nil {
+				s.firstWriteErr = err
+			}
+			if s.failed == nil {
+				s.failed = map[uint64]bool{}
+			}
+			s.failed[seq] = true
 			s.mu.Unlock()
 		}
 	}
@@ -229,9 +242,11 @@ func (s *Stream) Samples() Samples {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Samples{
-		Sent:      append([]time.Time(nil), s.sent...),
-		Recv:      append([]time.Time(nil), s.recv...),
-		Interval:  s.interval,
-		WriteErrs: s.writeErrs,
+		Sent:          append([]time.Time(nil), s.sent...),
+		Recv:          append([]time.Time(nil), s.recv...),
+		Interval:      s.interval,
+		WriteErrs:     s.writeErrs,
+		FirstWriteErr: s.firstWriteErr,
+		Failed:        maps.Clone(s.failed),
 	}
 }
