@@ -46,13 +46,17 @@ deps:
 # test: every package with the race detector, its output as plain go test
 # prints it (ok/FAIL lines, failed tests' output) through test/cmd/testsummary,
 # which then says how many tests skipped for lack of root (run as an
-# ordinary user, the namespace tests skip: that is not a full run). pipefail
-# keeps go test's exit status. Then the simulated-mesh seeds that -race
-# leaves out (pkg/failover raceEnabled), without the race detector.
+# ordinary user, the namespace tests skip: that is not a full run). First,
+# the simulated-mesh seeds that -race leaves out (pkg/failover raceEnabled),
+# without the race detector, so that the summary's root-skip count is the
+# last thing printed. Both runs always run; pipefail keeps go test's exit
+# status, and the target fails with the race run's status, else the seeds'.
 test: deps build k8s-tools
 	$(GO) build -o bin/testsummary ./test/cmd/testsummary
-	set -o pipefail; $(GO) test -race -count=1 -timeout 20m -json ./... | bin/testsummary
-	$(GO) test -count=1 -timeout 10m -run '^TestMeshCutsDetectedAndFailedOver$$' ./pkg/failover/
+	set -o pipefail; seeds=0; \
+	$(GO) test -count=1 -timeout 10m -run '^TestMeshCutsDetectedAndFailedOver$$' ./pkg/failover/ || seeds=$$?; \
+	$(GO) test -race -count=1 -timeout 20m -json ./... | bin/testsummary || exit $$?; \
+	exit $$seeds
 
 unit:
 	$(GO) test -race -count=1 -short ./...

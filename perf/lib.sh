@@ -331,17 +331,30 @@ perf_trap() { trap 'rc=$?; trap - EXIT INT TERM; perf_down; exit $rc' EXIT INT T
 
 # ---- stock wireguard-go, for comparison ------------------------------------
 
-WG_GO=${WG_GO:-$PERF_ROOT/.bin/wireguard}
+# wg_version prints the golang.zx2c4.com/wireguard version go.mod requires
+# (read from the file: this runs whenever lib.sh is sourced).
+wg_version() {
+	awk '{ for (i = 1; i < NF; i++) if ($i == "golang.zx2c4.com/wireguard") { print $(i + 1); exit } }' "$REPO_ROOT/go.mod"
+}
+
+# The stock binary is named by that version, so a wireguard-go bump in
+# go.mod builds a new one instead of comparing against a stale binary.
+WG_GO=${WG_GO:-$PERF_ROOT/.bin/wireguard-go-$(wg_version)}
 WG_PORT=51820
 
 # wg_build installs stock wireguard-go at the version go.mod pins, from the
-# module proxy, into perf/.bin.
+# module proxy, as $WG_GO, unless that binary is there already.
 wg_build() {
 	[ -x "$WG_GO" ] && return 0
-	local v
-	v=$(cd "$REPO_ROOT" && go list -m -f '{{.Version}}' golang.zx2c4.com/wireguard)
-	log "building stock wireguard-go $v into $PERF_ROOT/.bin"
-	(cd /tmp && GOBIN=$PERF_ROOT/.bin go install "golang.zx2c4.com/wireguard@$v")
+	local v tmp
+	v=$(wg_version)
+	[ -n "$v" ] || die "go.mod requires no golang.zx2c4.com/wireguard"
+	log "building stock wireguard-go $v into $WG_GO"
+	tmp=$(mktemp -d)
+	(cd /tmp && GOBIN=$tmp go install "golang.zx2c4.com/wireguard@$v")
+	mkdir -p "$(dirname "$WG_GO")"
+	mv "$tmp/wireguard" "$WG_GO"
+	rmdir "$tmp"
 }
 
 # wg names its interfaces per testbed: all namespaces share wireguard-go's

@@ -36,4 +36,5 @@ perf-check:
 	@for f in perf/*.sh perf/scenarios/*.sh perf/analyze/*.sh test/bench/*.sh; do bash -n $$f || exit 1; done
 	./perf/analyze/test.sh
 	./perf/gate-test.sh
+	./perf/wgbuild-test.sh
 	./perf/docs.sh --check

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -223,6 +224,99 @@ func TestReloadRollsBackFailedRoute(t *testing.T) {
 	if !ok || !cAfter.Reachable || cAfter.LastHandshake != cBefore.LastHandshake {
 		t.Errorf("C after the failed reload: listed %v, reachable %v, last handshake %v (was %v)",
 			ok, cAfter.Reachable, cAfter.LastHandshake, cBefore.LastHandshake)
+	}
+}
+
+// TestReloadRollsBackPrefixFromRemovedPeer removes C and gives C's overlay
+// prefix to B; the route table refuses B's new routes. Setting B in
+// WireGuard moved the allowed IP away from C (wireguard-go gives an allowed
+// IP to the last peer that sets it), so the rollback must give it back to
+// C, or traffic to C is blackholed while the reload says it rolled back.
+func TestReloadRollsBackPrefixFromRemovedPeer(t *testing.T) {
+	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 5 * time.Millisecond, Health: calmHealth})
+	b.waitActive(relayA, relayB, "direct")
+	b.waitKeepalives(relayA)
+	rt := b.withRoutes()
+	moved := netip.PrefixFrom(overlay(3), 32)
+	rt.setFail(func(op, name string, prefixes []netip.Prefix) error {
+		if op == "set" && name == relayB && slices.Contains(prefixes, moved) {
+			return errInjected
+		}
+		return nil
+	})
+	before := b.running(rt)
+	if rt.owner(moved) != relayC || !strings.Contains(before.wg, "allowed_ip="+moved.String()) {
+		t.Fatalf("%s is not C's before the reload: the test would prove nothing\n%+v", moved, before)
+	}
+	err := b.reloadA(func(c *config.Config) {
+		c.Peers = slices.DeleteFunc(c.Peers, func(p config.Peer) bool { return p.Name == relayC })
+		pb := peerOf(t, c, relayB)
+		pb.Prefixes = append(pb.Prefixes, moved)
+	})
+	if err == nil {
+		t.Fatal("reload succeeded although the route table refused B's routes")
+	}
+	if !strings.Contains(err.Error(), "rolled back") {
+		t.Errorf("error %q does not say it rolled back", err)
+	}
+	if d := b.running(rt).diff(before); d != "" {
+		t.Errorf("after the failed reload:\n%s", d)
+	}
+	wg, err := agent.WireGuardPeers(context.Background(), b.agent(relayA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := wgOwner(wg, moved), keyHex(peerOf(t, b.config(relayA), relayC).PublicKey); got != want {
+		t.Errorf("WireGuard allows %s for key %q, want C's %s", moved, got, want)
+	}
+}
+
+// TestReloadRollsBackPrefixFromKeptPeer gives C's overlay prefix to B while
+// C stays (with its other prefixes), and adds a peer D listed between them
+// whose WireGuard update fails: B was set (taking the prefix from C), C was
+// not reached. The rollback must give the prefix back to C although C's own
+// step never ran.
+func TestReloadRollsBackPrefixFromKeptPeer(t *testing.T) {
+	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 5 * time.Millisecond, Health: calmHealth})
+	b.waitActive(relayA, relayB, "direct")
+	b.waitKeepalives(relayA)
+	rt := b.withRoutes()
+	moved := netip.PrefixFrom(overlay(3), 32)
+	var dPriv config.Key
+	if _, err := rand.Read(dPriv[:]); err != nil {
+		t.Fatal(err)
+	}
+	dKey := dPriv.PublicKey()
+	var failing atomic.Bool
+	failing.Store(true)
+	err := agent.WrapIpcSet(context.Background(), b.agent(relayA), func(uapi string) error {
+		if strings.Contains(uapi, "public_key="+keyHex(dKey)) && strings.Contains(uapi, "replace_allowed_ips") && failing.CompareAndSwap(true, false) {
+			return errInjected
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := b.running(rt)
+	err = b.reloadA(func(c *config.Config) {
+		pb, pc := *peerOf(t, c, relayB), *peerOf(t, c, relayC)
+		pb.Prefixes = append(slices.Clone(pb.Prefixes), moved)
+		pc.Prefixes = slices.DeleteFunc(slices.Clone(pc.Prefixes), func(p netip.Prefix) bool { return p == moved })
+		pd := pc
+		pd.Name, pd.PublicKey, pd.Prefixes, pd.SeesUs = "extra-peer", dKey, []netip.Prefix{extra}, nil
+		c.Peers = []config.Peer{pb, pd, pc}
+	})
+	if err == nil {
+		t.Fatal("reload succeeded although WireGuard refused D")
+	}
+	for _, w := range []string{"peers[extra-peer]", "rolled back", errInjected.Error()} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+	if d := b.running(rt).diff(before); d != "" {
+		t.Errorf("after the failed reload:\n%s", d)
 	}
 }
 

@@ -13,9 +13,9 @@ import (
 
 // floodSource is the address the forged probes come from: another loopback
 // address than the one every genuine datagram of the bed comes from
-// (127.0.0.1), as a flood comes from a stranger's address. The budget is per
-// source address, ports ignored, so a flood from 127.0.0.1 itself would be
-// counted against the genuine probes too.
+// (127.0.0.1), as a flood comes from a stranger's address: it is held to
+// the per-source budget. (A flood from a peer path's exact address is
+// verified instead: TestForgedProbeFloodFromPathAddressKeepsPathsUp.)
 var floodSource = netip.MustParseAddr("127.0.0.2")
 
 // forgedProbes returns requests that look like provider-a's (the right

@@ -28,6 +28,27 @@ type probeIndex struct {
 	bySender map[health.SenderID]*probePeer
 	ours     health.SenderID
 	epoch    uint64
+	// pathAddrs holds every peer path's address, exact ip:port: its
+	// configured endpoint and the address its answers came from. Probes
+	// from these are always verified, outside the per-source budget.
+	pathAddrs map[netip.AddrPort]struct{}
+}
+
+// admit decides whether a probe from src is verified (its MAC checked) at
+// now. A probe from a known path address always is: a flood spoofed from
+// a peer's address must not spend the budget that the peer's genuine
+// probes share, and to reach this case a spoofer must forge the exact
+// ip:port of a path, which then costs us only MAC verifications. Any other
+// source is held to its per-source budget.
+func (idx *probeIndex) admit(src netip.AddrPort, budget *probeBudget, now time.Time) bool {
+	if _, ok := idx.pathAddrs[unmapAddrPort(src)]; ok {
+		return true
+	}
+	return budget.allow(src.Addr(), now)
+}
+
+func unmapAddrPort(ap netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }
 
 // probeReply carries an authenticated reply from a receive goroutine to the
@@ -41,12 +62,24 @@ type probeReply struct {
 
 func newRand() *rand.Rand { return rand.New(rand.NewSource(time.Now().UnixNano())) }
 
-// publishProbeIndex rebuilds the index from the current peers. Replay
-// filters and epochs of peers that stay are carried over.
+// publishProbeIndex rebuilds the index from the current peers: on every
+// config change and whenever a path's answers come from a new address.
+// Replay filters and epochs of peers that stay are carried over.
 func (a *Agent) publishProbeIndex() {
 	old := a.probes.Load()
-	idx := &probeIndex{bySender: make(map[health.SenderID]*probePeer, len(a.peers)), epoch: a.epoch}
+	idx := &probeIndex{
+		bySender:  make(map[health.SenderID]*probePeer, len(a.peers)),
+		epoch:     a.epoch,
+		pathAddrs: map[netip.AddrPort]struct{}{},
+	}
 	for name, st := range a.peers {
+		for _, p := range st.paths {
+			for _, ap := range []netip.AddrPort{p.addr, p.observed} {
+				if ap.IsValid() {
+					idx.pathAddrs[unmapAddrPort(ap)] = struct{}{}
+				}
+			}
+		}
 		id := st.key.Theirs()
 		idx.ours = st.key.Ours()
 		if pp, ok := old.bySender[id]; ok && pp.name == name {
@@ -80,19 +113,20 @@ func (p *probeBudget) allow(src netip.Addr, now time.Time) bool {
 // like a probe. It answers authenticated, fresh requests at once (to the
 // address they came from: paths cross NATs) and hands replies to the owner
 // goroutine. Anything unauthenticated is dropped without an answer; so is
-// anything from a source over its verification budget, before any
-// cryptography (health.SourceBudget).
+// anything from a source other than a known path address that is over its
+// verification budget, before any cryptography (probeIndex.admit,
+// health.SourceBudget).
 func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
 	var m health.Message
 	if health.Unmarshal(pkt, &m) != nil {
 		return
 	}
 	at := a.clock.Now()
-	if !a.budget.allow(from.Addr(), at) {
+	idx := a.probes.Load()
+	if !idx.admit(from, &a.budget, at) {
 		a.metrics.ProbeDropped(metrics.ProbeDropBudget)
 		return
 	}
-	idx := a.probes.Load()
 	pp, ok := idx.bySender[m.Sender]
 	if !ok || !pp.key.Verify(pkt) {
 		a.metrics.ProbeRejected()
@@ -171,7 +205,10 @@ func (a *Agent) onReply(r probeReply) {
 		a.log.Info("peer restarted: starting a new handshake", "peer", r.peer)
 		a.kick(st, "peer-restarted", true, r.at)
 	}
-	st.paths[i].observed = r.from
+	if st.paths[i].observed != r.from {
+		st.paths[i].observed = r.from
+		a.publishProbeIndex() // its probes now come from there too
+	}
 	a.metrics.ObserveRTT(r.peer, st.cfg.Paths[i].Name, rtt)
 	a.observe(st, i, r.at)
 }

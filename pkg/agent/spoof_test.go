@@ -28,7 +28,7 @@ func openRawUDP(t *testing.T) *rawUDP {
 	t.Helper()
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, syscall.IPPROTO_UDP)
 	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
-		t.Skip("needs CAP_NET_RAW (root) to tap and spoof UDP on loopback")
+		t.Skip("needs root (CAP_NET_RAW) to tap and spoof UDP on loopback")
 	}
 	if err != nil {
 		t.Fatalf("raw socket: %v", err)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 )
 
 // This file carries out the part of a configuration change that can fail:
@@ -52,6 +53,23 @@ func (a *Agent) execute(pl *plan) error {
 }
 
 func (a *Agent) executeSteps(pl *plan, undo *undoLog) error {
+	// 0. Setting a peer in step 1 takes its allowed IPs away from whichever
+	// running peer held them (a removed peer, or a kept one that gives
+	// them up), and that peer's own undo may never be registered: a
+	// removed peer has none before step 3, and a kept peer listed after a
+	// failing one none at all. So every running peer that can lose allowed
+	// IPs gets its old settings back (replace_allowed_ips), registered
+	// first so that it runs last, after every other peer's undo has let go
+	// of what it took.
+	for _, old := range a.losers(pl) {
+		undo.add(func() error {
+			if err := a.dp.wg.IpcSet(peerUAPI(&old.cfg, old.started)); err != nil {
+				return fmt.Errorf("peers[%s]: restoring WireGuard allowed IPs: %w", old.cfg.Name, err)
+			}
+			return nil
+		})
+	}
+
 	// 1. WireGuard peers, added or updated in place. Their order does not
 	// matter when a prefix moves between peers: wireguard-go gives an
 	// allowed IP to the last peer that sets it, and replace_allowed_ips
@@ -98,6 +116,26 @@ func (a *Agent) executeSteps(pl *plan, undo *undoLog) error {
 		}
 	}
 	return nil
+}
+
+// losers returns the running peers that a step of pl can take allowed IPs
+// from, sorted by name: every removed peer, and every running peer holding
+// a prefix that a changed peer under another public key will hold.
+func (a *Agent) losers(pl *plan) []*peerState {
+	out := slices.Clone(pl.removed)
+	for _, old := range a.peers {
+		if slices.Contains(out, old) {
+			continue
+		}
+		for _, st := range pl.changed {
+			if st.cfg.PublicKey != old.cfg.PublicKey && len(commonPrefixes(old.cfg.Prefixes, st.cfg.Prefixes)) > 0 {
+				out = append(out, old)
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y *peerState) int { return strings.Compare(x.cfg.Name, y.cfg.Name) })
+	return out
 }
 
 // undoWireGuardPeer returns the undo of setting st in WireGuard: a new

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -60,12 +62,94 @@ func (c *Config) validateAdmin(e *errList) {
 			"or serve only /healthz, /readyz and /metrics there with admin.metricsListen", a.Listen))
 	}
 	if a.MetricsListen != "" {
-		if _, port, msg := splitHostPort(a.MetricsListen, true); msg != "" {
+		if _, _, msg := splitHostPort(a.MetricsListen, true); msg != "" {
 			e.checkf("admin.metricsListen", msg)
-		} else if a.MetricsListen == a.Listen && port != 0 {
-			e.checkf("admin.metricsListen", fmt.Sprintf("%q is also admin.listen: use another port", a.MetricsListen))
+		} else if clash := listenClash(a.MetricsListen, a.Listen); clash != "" {
+			e.checkf("admin.metricsListen", clash+": use another port")
 		}
 	}
+}
+
+// listenClash says why the admin servers could not listen on metrics and
+// listen both (two valid listen addresses), or returns "". They clash on
+// the same port (but 0, which picks a free one) when one listens on every
+// address the other is among, or when both name the same address under
+// different spellings: "localhost" is 127.0.0.1 and ::1 (it may resolve to
+// either), an IPv4-mapped IPv6 address is its IPv4 address. Host names
+// other than localhost are compared by name: resolving them is the
+// caller's business.
+func listenClash(metrics, listen string) string {
+	mh, mp, _ := splitHostPort(metrics, true)
+	lh, lp, _ := splitHostPort(listen, true)
+	if mp != lp || mp == 0 {
+		return ""
+	}
+	if metrics == listen {
+		return fmt.Sprintf("%q is also admin.listen", metrics)
+	}
+	m, l := listenHost(mh), listenHost(lh)
+	switch {
+	case m.covers(l):
+		return fmt.Sprintf("%q listens on every address, admin.listen %q among them, on the same port", metrics, listen)
+	case l.covers(m):
+		return fmt.Sprintf("admin.listen %q listens on every address, %q among them, on the same port", listen, metrics)
+	case m.overlaps(l):
+		return fmt.Sprintf("%q and admin.listen %q are the same address", metrics, listen)
+	}
+	return ""
+}
+
+// listenAddrs is what a listen address's host binds.
+type listenAddrs struct {
+	// all: every address (an empty host or ::, which Go listens on for
+	// IPv4 and IPv6 both); all4: every IPv4 address (0.0.0.0).
+	all, all4 bool
+	ips       []netip.Addr // the addresses named, unmapped
+	name      string       // a host name other than localhost, lower case
+}
+
+func listenHost(host string) listenAddrs {
+	if strings.EqualFold(host, "localhost") {
+		return listenAddrs{ips: []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}}
+	}
+	a, err := netip.ParseAddr(host)
+	switch {
+	case host == "":
+		return listenAddrs{all: true}
+	case err != nil:
+		return listenAddrs{name: strings.ToLower(host)}
+	case a.Unmap() == netip.IPv4Unspecified():
+		return listenAddrs{all4: true}
+	case a.IsUnspecified():
+		return listenAddrs{all: true}
+	}
+	return listenAddrs{ips: []netip.Addr{a.Unmap()}}
+}
+
+// covers reports whether x listens on every address y binds (and is not
+// the same wildcard, which overlaps handles).
+func (x listenAddrs) covers(y listenAddrs) bool {
+	switch {
+	case x.all:
+		return true
+	case x.all4:
+		// IPv4 addresses, and names, which Go resolves preferring IPv4.
+		return y.all || y.name != "" || slices.ContainsFunc(y.ips, netip.Addr.Is4)
+	}
+	return false
+}
+
+// overlaps reports whether x and y name a common address.
+func (x listenAddrs) overlaps(y listenAddrs) bool {
+	if x.name != "" || y.name != "" {
+		return x.name == y.name
+	}
+	for _, a := range x.ips {
+		if slices.Contains(y.ips, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsLoopbackHost reports whether host, as written in a listen address, is

@@ -226,6 +226,12 @@ func TestParseInvalid(t *testing.T) {
 		{"admin all addresses", head + "admin: {listen: ':9586'}\n", []string{`admin.listen: ":9586" is not a loopback address`}},
 		{"admin host name", head + "admin: {listen: 'relay.example.com:9586'}\n", []string{`admin.listen: "relay.example.com:9586" is not a loopback address`}},
 		{"admin metrics same as listen", head + "admin: {listen: '127.0.0.1:9586', metricsListen: '127.0.0.1:9586'}\n", []string{`admin.metricsListen: "127.0.0.1:9586" is also admin.listen`}},
+		{"admin metrics localhost alias", head + "admin: {listen: '127.0.0.1:9586', metricsListen: 'localhost:9586'}\n", []string{`admin.metricsListen: "localhost:9586" and admin.listen "127.0.0.1:9586" are the same address`}},
+		{"admin metrics IPv6 localhost alias", head + "admin: {listen: 'localhost:9586', metricsListen: '[::1]:9586'}\n", []string{`admin.metricsListen: "[::1]:9586" and admin.listen "localhost:9586" are the same address`}},
+		{"admin metrics mapped alias", head + "admin: {listen: '127.0.0.1:9586', metricsListen: '[::ffff:127.0.0.1]:9586'}\n", []string{`admin.metricsListen: "[::ffff:127.0.0.1]:9586" and admin.listen "127.0.0.1:9586" are the same address`}},
+		{"admin metrics all addresses", head + "admin: {listen: '127.0.0.1:9586', metricsListen: '0.0.0.0:9586'}\n", []string{`admin.metricsListen: "0.0.0.0:9586" listens on every address, admin.listen "127.0.0.1:9586" among them, on the same port`}},
+		{"admin metrics empty host", head + "admin: {listen: '127.0.0.1:9586', metricsListen: ':9586'}\n", []string{`admin.metricsListen: ":9586" listens on every address, admin.listen "127.0.0.1:9586" among them, on the same port`}},
+		{"admin listen all addresses", head + "admin: {listen: '[::]:9586', tokenFile: /t, metricsListen: '10.0.0.1:9586'}\n", []string{`admin.metricsListen: admin.listen "[::]:9586" listens on every address, "10.0.0.1:9586" among them, on the same port`}},
 		{"admin metrics bad", head + "admin: {metricsListen: 'nowhere'}\n", []string{`admin.metricsListen: "nowhere" is not host:port`}},
 		{"admin unknown field", head + "admin: {token: x}\n", []string{`admin.token: unknown field`}},
 		{"admin list", head + "admin: [a]\n", []string{`admin: expected a mapping, got a list`}},
@@ -454,6 +460,8 @@ func TestAdminForms(t *testing.T) {
 		{"scalar IPv6 loopback", "admin: '[::1]:9000'\n", Admin{Listen: "[::1]:9000"}},
 		{"metrics only outside", "admin: {metricsListen: 0.0.0.0:9587}\n", Admin{Listen: "127.0.0.1:9586", MetricsListen: "0.0.0.0:9587"}},
 		{"token outside", "admin: {listen: 0.0.0.0:9586, tokenFile: /run/token}\n", Admin{Listen: "0.0.0.0:9586", TokenFile: "/run/token"}},
+		{"metrics same port other loopback", "admin: {listen: 127.0.0.1:9586, metricsListen: 127.0.0.2:9586}\n", Admin{Listen: "127.0.0.1:9586", MetricsListen: "127.0.0.2:9586"}},
+		{"metrics both port 0", "admin: {listen: 127.0.0.1:0, metricsListen: 0.0.0.0:0}\n", Admin{Listen: "127.0.0.1:0", MetricsListen: "0.0.0.0:0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse([]byte(head + tc.doc))

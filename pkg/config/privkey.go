@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"log/slog"
+
+	"github.com/liqo-relay/relay/pkg/health"
 )
 
 // PrivateKey is a relay's WireGuard private key. It never prints itself:
@@ -12,8 +14,8 @@ import (
 // material in text, for the key file and the WireGuard UAPI.
 type PrivateKey [KeyLen]byte
 
-// Redacted is how a PrivateKey prints.
-const Redacted = "[redacted]"
+// Redacted is how a PrivateKey prints, as health.PrivateKey does.
+const Redacted = health.Redacted
 
 // ParsePrivateKey decodes a private key written as standard base64, as
 // `wg genkey` prints it; surrounding white space is ignored. Its errors

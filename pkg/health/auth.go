@@ -16,7 +16,9 @@ import (
 const KeySize = 32
 
 // PublicKey and PrivateKey are a relay's static WireGuard key pair. Probes
-// reuse it so that a relay needs no second identity.
+// reuse it so that a relay needs no second identity. A PrivateKey never
+// prints itself (privkey.go): fmt with any verb, also inside a larger
+// value, slog and encoding/json all show Redacted.
 type (
 	PublicKey  [KeySize]byte
 	PrivateKey [KeySize]byte

@@ -6,12 +6,15 @@ import (
 )
 
 // Probe verification budget per source address. Checking a probe's MAC is
-// cheap (about 0.4 µs) but it is work a stranger can make us do at line
-// rate, on the receive goroutines that also carry our own probes' replies
-// and WireGuard's traffic. So each source IP address (not port: a spoofer
-// can vary ports freely) may have at most BudgetBurst probes verified at
-// once and BudgetRate per second on average; the rest are dropped before
-// any cryptography, and counted.
+// cheap (one BLAKE2s compression, BenchmarkSealVerify) but it is work a
+// stranger can make us do at line rate, on the receive goroutines that also
+// carry our own probes' replies and WireGuard's traffic. So each source IP
+// address (not port: a spoofer can vary ports freely) may have at most
+// BudgetBurst probes verified at once and BudgetRate per second on average;
+// the rest are dropped before any cryptography, and counted. The caller
+// exempts the exact addresses of known peer paths (see the agent's
+// probeIndex.admit): a flood spoofed from a peer's IP must not spend the
+// budget the peer's genuine probes need.
 //
 // The default rate is 25x what one peer sends at the fastest default
 // schedule (10 requests and 10 replies per second per active path, 2 and 2
