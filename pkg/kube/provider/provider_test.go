@@ -2,12 +2,15 @@ package provider_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,6 +126,90 @@ func (r *relay) peer(t *testing.T, name string) (admin.PeerStatus, bool) {
 		}
 	}
 	return admin.PeerStatus{}, false
+}
+
+// stream sends a numbered datagram every 5 ms from A's netstack to an echo
+// server on B's overlay address, and counts the answers.
+type stream struct {
+	mu      sync.Mutex
+	sent    int
+	got     map[uint64]bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closers []func() error
+}
+
+func startStream(t *testing.T, a, b *relay) *stream {
+	t.Helper()
+	pc, err := b.agent.ListenUDP(netip.MustParseAddrPort("100.80.0.2:7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := a.agent.DialContext(ctx, "udp", "100.80.0.2:7")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s := &stream{got: map[uint64]bool{}, cancel: cancel}
+	s.wg.Go(func() { // echo
+		buf := make([]byte, 64)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(buf[:n], from)
+		}
+	})
+	s.wg.Go(func() { // answers
+		buf := make([]byte, 64)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			if n >= 8 {
+				s.mu.Lock()
+				s.got[binary.BigEndian.Uint64(buf)] = true
+				s.mu.Unlock()
+			}
+		}
+	})
+	s.wg.Go(func() { // sender
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		var buf [8]byte
+		for seq := uint64(0); ; seq++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			binary.BigEndian.PutUint64(buf[:], seq)
+			if _, err := conn.Write(buf[:]); err == nil {
+				s.mu.Lock()
+				s.sent++
+				s.mu.Unlock()
+			}
+		}
+	})
+	s.closers = []func() error{pc.Close, conn.Close}
+	return s
+}
+
+// stop ends the stream, waits a second for answers in flight and returns
+// how many datagrams were sent and how many got no answer.
+func (s *stream) stop() (sent, lost int) {
+	s.cancel()
+	time.Sleep(time.Second) // answers still in flight: nothing to poll for
+	for _, c := range s.closers {
+		_ = c()
+	}
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent, s.sent - len(s.got)
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -259,6 +346,10 @@ spec:
 		return err == nil && len(rp.Status.Paths) == 2 && rp.Status.Paths[1].State == v1alpha1.PathUp
 	})
 
+	// From here on a UDP stream runs from A to B: changes to other peers,
+	// valid or not, must not cost it a packet.
+	stream := startStream(t, a, b)
+
 	// An invalid RelayPeer is refused with its field path; nothing else
 	// moves.
 	bad := spec(pubB, b.port, "10.244.1.0/24")
@@ -299,9 +390,27 @@ spec:
 		t.Errorf("provider-b disturbed by an invalid neighbour: %+v", p)
 	}
 
+	// A valid new peer, then a change to it, then a deletion: B's traffic
+	// does not notice.
+	dSpec := spec(config.PrivateKey{4}.PublicKey().String(), 9, "10.98.0.0/24")
+	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-d", label("provider-a"), dSpec); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "provider-d applied", func() bool { _, ok := a.peer(t, "provider-d"); return ok })
+	dSpec.Paths = append(dSpec.Paths, v1alpha1.Path{Name: "consumer", Endpoint: "127.0.0.1:10"})
+	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-d", label("provider-a"), dSpec); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "provider-d's second path", func() bool { p, ok := a.peer(t, "provider-d"); return ok && len(p.Paths) == 2 })
+
 	// Deletion removes the peer from the relay.
 	c.Kubectl(t, "-n", "tenant-a", "delete", "relaypeer", "provider-c")
 	waitFor(t, "provider-c removed", func() bool { _, ok := a.peer(t, "provider-c"); return !ok })
+	sent, lost := stream.stop()
+	t.Logf("UDP stream A->B while other RelayPeers changed: %d datagrams, %d lost", sent, lost)
+	if sent == 0 || lost > 0 {
+		t.Errorf("the stream to provider-b lost %d of %d datagrams while other peers changed", lost, sent)
+	}
 
 	// Key rotation (docs/kubernetes.md): delete the key Secret and restart
 	// the relay; it generates a new key and publishes it, and once the
