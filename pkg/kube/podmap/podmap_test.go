@@ -10,7 +10,7 @@ import (
 )
 
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
-func addr(s string) netip.Addr   { return netip.MustParseAddr(s) }
+func addr(s string) netip.Addr  { return netip.MustParseAddr(s) }
 
 // The running example of docs/liqo-addressing.md: C's external CIDR
 // 10.70.0.0/16 is seen by A as 10.92.0.0/16 and by B as 10.94.0.0/16; C
