@@ -4,8 +4,15 @@
 ANALYZE=$PERF_ROOT/analyze
 
 # tree_commit: the commit of the working tree, "-dirty" if it has
-# uncommitted changes to tracked files (git describe --dirty).
-tree_commit() { git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || echo unknown; }
+# uncommitted changes to tracked files, like git describe --dirty, except
+# under perf/results/: a full run writes its own results there, and they
+# must not make the later results of the same run look dirty.
+tree_commit() {
+	local c
+	c=$(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null) || { echo unknown; return; }
+	git -C "$REPO_ROOT" diff --quiet HEAD -- . ':(exclude)perf/results' 2>/dev/null || c=$c-dirty
+	echo "$c"
+}
 
 # results_committed: true if PERF_RESULTS is the committed perf/results/.
 results_committed() { [ "$(cd "$PERF_RESULTS" 2>/dev/null && pwd -P)" = "$(cd "$PERF_ROOT/results" && pwd -P)" ]; }

@@ -64,4 +64,17 @@ printf '# commit: abc1234\n# when: now\n# machine: m\n# command: test/bench/micr
 for ns in 30 19.5 38.8; do printf 'BenchmarkTranslate/v4-tcp-2 1000 %s ns/op 0 B/op 0 allocs/op\n' $ns >>"$T/micro"; done
 got=$("$B/micro-table.sh" "$T/micro" | grep '^| router')
 [ "$got" = "| router Translate/v4-tcp | 19.5 | 30.0 | 0 | 3 |" ] || fail "micro-table.sh: $got"
+# tree_commit: a full run's own results under perf/results/ do not make
+# the tree dirty; any other change to a tracked file does.
+# shellcheck source=common.sh
+source <(sed -n '/^tree_commit()/,/^}/p' "$A/common.sh")
+R="$T/repo"
+mkdir -p "$R/perf/results" && git -C "$R" init -q && printf a >"$R/perf/results/x.json" && printf a >"$R/f" &&
+	git -C "$R" add -A && git -C "$R" -c user.email=t@t -c user.name=t commit -qm t || fail "tree_commit: making a repo"
+c0=$(REPO_ROOT=$R tree_commit)
+printf b >"$R/perf/results/x.json"
+[ "$(REPO_ROOT=$R tree_commit)" = "$c0" ] || fail "tree_commit: a result under perf/results/ made the tree dirty: $(REPO_ROOT=$R tree_commit)"
+printf b >"$R/f"
+[ "$(REPO_ROOT=$R tree_commit)" = "$c0-dirty" ] || fail "tree_commit: an edited file did not make the tree dirty: $(REPO_ROOT=$R tree_commit)"
+
 echo "perf/analyze: ok"
