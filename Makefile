@@ -9,7 +9,8 @@ LDFLAGS := -X github.com/liqo-relay/relay/pkg/version.Version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests use: ip/tc for namespaces, ping for e2e checks.
 # nftables: the e2e failover test cuts a link silently with an nft drop rule.
-TEST_DEBS := iproute2 iputils-ping nftables
+# openssl: test/k8s/cluster.sh makes the test API servers' certificates.
+TEST_DEBS := iproute2 iputils-ping nftables openssl
 
 .PHONY: all build image test unit e2e deps demo bench lint fmt vet staticcheck clean generate k8s-tools
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0

@@ -35,6 +35,7 @@ const (
 	ReasonRunning          = "Running"
 	ReasonKeyRotating      = "KeyRotating"
 	ReasonNotReady         = "NotReady"
+	ReasonStopped          = "Stopped"
 	ReasonEndpoints        = "EndpointsPublished"
 	ReasonNoEndpoints      = "NoEndpoints"
 	ReasonServiceNotFound  = "ServiceNotFound"

@@ -121,7 +121,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 			<-done
 			return err
 		}
-		defer func() { <-kdone }()
+		defer func() { cancel(); <-kdone }() // also when the relay stops on its own
 		reloadFn = func() { kube.reload(ctx, *path, log) }
 	}
 

@@ -225,13 +225,13 @@ up) up "${2:?usage: cluster.sh up NAME}" ;;
 down)
 	n=${2:?usage: cluster.sh down NAME|all}
 	if [ "$n" = all ]; then
-		for d in "$K8S_STATE"/*/; do [ -d "$d" ] && down_one "$(basename "$d")"; done
+		for d in "$K8S_STATE"/*/; do if [ -d "$d" ]; then down_one "$(basename "$d")"; fi; done
 	else
 		down_one "$n"
 	fi
 	;;
 restart) restart "${2:?usage: cluster.sh restart NAME [SECONDS]}" "${3:-0}" ;;
-list) for d in "$K8S_STATE"/*/; do [ -f "$d/port" ] && echo "$(basename "$d") https://$(cat "$d/address"):$(cat "$d/port")"; done ;;
+list) for d in "$K8S_STATE"/*/; do if [ -f "$d/port" ]; then echo "$(basename "$d") https://$(cat "$d/address"):$(cat "$d/port")"; fi; done ;;
 *)
 	echo "usage: $0 build | bin | up NAME | down NAME|all | restart NAME [SECONDS] | list" >&2
 	exit 2

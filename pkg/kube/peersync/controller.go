@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
+	"maps"
 	"sync"
 	"time"
 
@@ -60,9 +60,6 @@ type Options struct {
 	// Relay is the relay's name: the controller serves the RelayPeers
 	// labelled relay.liqo-relay.io/relay=<Relay>.
 	Relay string
-	// Allowed limits the prefixes a RelayPeer may route to its peer;
-	// empty allows any prefix but the relay's own exports and addresses.
-	Allowed []netip.Prefix
 	// Base is the relay's file configuration, whose peers are kept.
 	Base   *config.Config
 	Agent  Agent
@@ -93,6 +90,10 @@ type Controller struct {
 	verdicts map[string]verdict
 	applied  *config.Config // what the relay runs, as applied by sync
 	written  map[string]written
+	// failures counts status writes failed in a row; retryAt is when the
+	// status loop tries again. Owned by the status loop.
+	failures int
+	retryAt  time.Time
 }
 
 // written is the status last written for one RelayPeer.
@@ -138,8 +139,17 @@ func New(o Options) *Controller {
 		&v1alpha1.RelayPeer{}, 0, cache.Indexers{})
 	enqueue := func(any) { c.queue.Add(syncKey) }
 	_, _ = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, _ any) { c.queue.Add(syncKey) },
+		AddFunc: enqueue,
+		UpdateFunc: func(old, cur any) {
+			// Status writes (ours) change neither generation nor labels:
+			// nothing to sync.
+			o, ok1 := old.(*v1alpha1.RelayPeer)
+			n, ok2 := cur.(*v1alpha1.RelayPeer)
+			if ok1 && ok2 && o.Generation == n.Generation && maps.Equal(o.Labels, n.Labels) {
+				return
+			}
+			c.queue.Add(syncKey)
+		},
 		DeleteFunc: enqueue,
 	})
 	return c
@@ -231,7 +241,7 @@ func (c *Controller) sync(ctx context.Context) error {
 }
 
 func (c *Controller) syncLocked(ctx context.Context) error {
-	res := resolve(c.base, c.objects(), c.accepted, c.o.Allowed)
+	res := resolve(c.base, c.objects(), c.accepted, c.base.AllowedPeerPrefixes)
 	if c.applied == nil || !sameConfig(c.applied, res.cfg) {
 		if err := c.o.Agent.Apply(ctx, res.cfg); err != nil {
 			// Nothing was applied: the relay runs what it ran. Say so on
@@ -264,7 +274,7 @@ func (c *Controller) syncLocked(ctx context.Context) error {
 			if v.ready {
 				c.o.Events.Eventf(o, nil, "Normal", v.reason, "Apply", "generation %d applied to relay %s", v.generation, c.o.Relay)
 			} else {
-				c.o.Events.Eventf(o, nil, "Warning", v.reason, "Apply", "%s", v.message)
+				c.o.Events.Eventf(o, nil, "Warning", v.reason, "Apply", "%s", truncate(v.message, maxEventNote))
 			}
 		}
 	}
@@ -352,6 +362,9 @@ func (c *Controller) writeStatuses(ctx context.Context) {
 		}
 	}
 	c.mu.Unlock()
+	if now.Before(c.retryAt) {
+		return // backing off after failed writes
+	}
 	for _, j := range jobs {
 		err := c.o.API.ApplyRelayPeerStatus(ctx, c.o.Namespace, j.name, j.st)
 		switch {
@@ -362,9 +375,38 @@ func (c *Controller) writeStatuses(ctx context.Context) {
 			c.mu.Lock()
 			c.written[j.name] = written{status: j.st, at: now, uid: j.uid}
 			c.mu.Unlock()
+			if c.failures > 0 {
+				c.log.Info("RelayPeer status writes work again", "after", c.failures)
+				c.failures = 0
+			}
 		case apierrors.IsNotFound(err), errors.Is(err, context.Canceled):
+		case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+			// Retrying the same status cannot help: remember it as
+			// written, so it is tried again only when it changes.
+			c.log.Warn("RelayPeer status refused by the API server", "relaypeer", j.name, "err", err)
+			c.mu.Lock()
+			c.written[j.name] = written{status: j.st, at: now, uid: j.uid}
+			c.mu.Unlock()
 		default:
-			c.log.Warn("writing RelayPeer status", "relaypeer", j.name, "err", err)
+			// The API server is away or overloaded: stop this round and
+			// back off (1 s doubling to 30 s), logging once per streak.
+			if c.failures == 0 {
+				c.log.Warn("writing RelayPeer status failed; backing off", "relaypeer", j.name, "err", err)
+			}
+			c.failures++
+			c.retryAt = now.Add(min(time.Second<<min(c.failures-1, 5), 30*time.Second))
+			return
 		}
 	}
+}
+
+// maxEventNote bounds an event's note: the API server refuses notes over
+// 1 KiB.
+const maxEventNote = 1000
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
 }

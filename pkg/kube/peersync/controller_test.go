@@ -263,3 +263,46 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestSetBaseChangesAllowedPrefixes(t *testing.T) {
+	b := newBed(t)
+	if err := b.seed(relayPeer("provider-b", 1, key(t), "10.72.0.0/16")); err != nil {
+		t.Fatal(err)
+	}
+	nb := baseConfig(t)
+	nb.AllowedPeerPrefixes = []netip.Prefix{netip.MustParsePrefix("10.90.0.0/16")}
+	if err := b.c.SetBase(context.Background(), nb); err != nil {
+		t.Fatal(err)
+	}
+	if v := b.c.verdicts["provider-b"]; v.ready || v.reason != v1alpha1.ReasonNotAllowed {
+		t.Errorf("verdict %+v after the file narrowed allowedPeerPrefixes, want PrefixNotAllowed", v)
+	}
+	if _, ok := b.agent.last().Peer("provider-b"); ok {
+		t.Error("provider-b still runs outside the new allowedPeerPrefixes")
+	}
+}
+
+func TestStatusWritesBackOffWhileTheAPIServerIsAway(t *testing.T) {
+	b := newBed(t)
+	if err := b.seed(relayPeer("provider-b", 1, key(t), "10.72.0.0/16"), relayPeer("provider-c", 1, key(t), "10.73.0.0/16")); err != nil {
+		t.Fatal(err)
+	}
+	b.api.failApply = errors.New("connection refused")
+	b.c.writeStatuses(context.Background())
+	if n := b.api.applyCalls(); n != 1 {
+		t.Fatalf("%d status writes tried in a round with the API server away, want 1 (stop at the first failure)", n)
+	}
+	for range 3 { // within the backoff: nothing is tried
+		b.now = b.now.Add(100 * time.Millisecond)
+		b.c.writeStatuses(context.Background())
+	}
+	if n := b.api.applyCalls(); n != 1 {
+		t.Errorf("%d writes tried during the backoff, want 1", n)
+	}
+	b.api.failApply = nil
+	b.now = b.now.Add(2 * time.Second)
+	b.c.writeStatuses(context.Background())
+	if _, ok := b.lastWrite("provider-c"); !ok {
+		t.Error("statuses not written once the API server answered again")
+	}
+}

@@ -19,12 +19,20 @@ import (
 // fakeAPI is an in-memory RelayPeer store with watches and a record of the
 // status writes.
 type fakeAPI struct {
-	mu       sync.Mutex
-	objs     map[string]*v1alpha1.RelayPeer
-	watchers []fakeWatch
-	rv       int
-	writes   []statusWrite
-	failList bool
+	mu        sync.Mutex
+	objs      map[string]*v1alpha1.RelayPeer
+	watchers  []fakeWatch
+	rv        int
+	writes    []statusWrite
+	failList  bool
+	failApply error
+	calls     int
+}
+
+func (f *fakeAPI) applyCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
 }
 
 type fakeWatch struct {
@@ -79,6 +87,10 @@ func (f *fakeAPI) WatchRelayPeers(_ context.Context, _ string, opts metav1.ListO
 func (f *fakeAPI) ApplyRelayPeerStatus(_ context.Context, _, name string, st v1alpha1.RelayPeerStatus) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls++
+	if f.failApply != nil {
+		return f.failApply
+	}
 	o, ok := f.objs[name]
 	if !ok {
 		return apierrors.NewNotFound(v1alpha1.Resource("relaypeers"), name)

@@ -2,6 +2,7 @@ package peersync
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -51,31 +52,53 @@ func resolve(base *config.Config, objs []*v1alpha1.RelayPeer, prev map[string]ac
 	objs = slices.Clone(objs)
 	slices.SortFunc(objs, func(a, b *v1alpha1.RelayPeer) int { return strings.Compare(a.Name, b.Name) })
 
-	type candidate struct {
-		obj  *v1alpha1.RelayPeer
-		peer config.Peer
-		err  error
-	}
-	pending := make([]candidate, 0, len(objs))
+	// The specs the relay runs stay first: a rejected edit must not let
+	// another RelayPeer take what the running spec holds. They are kept as
+	// long as they still fit the base (a file reload can push them out).
 	for _, o := range objs {
+		old, ok := prev[o.Name]
+		if !ok {
+			continue
+		}
+		if m, err := res.cfg.WithPeer(old.peer, "spec", "metadata.name", allowed); err == nil {
+			res.cfg = m
+			res.accepted[o.Name] = old
+			if old.generation == o.Generation {
+				res.verdicts[o.Name] = verdict{generation: o.Generation, ready: true,
+					reason: v1alpha1.ReasonApplied, message: "spec applied to the relay"}
+			}
+		}
+	}
+	type candidate struct {
+		obj       *v1alpha1.RelayPeer
+		peer      config.Peer
+		decodeErr error // the spec alone is bad: no round can fix it
+		err       error // the last reason it did not fit
+	}
+	var pending []candidate
+	for _, o := range objs {
+		if _, done := res.verdicts[o.Name]; done {
+			continue
+		}
 		p, err := decode(base, o)
-		pending = append(pending, candidate{obj: o, peer: p, err: err})
+		pending = append(pending, candidate{obj: o, peer: p, decodeErr: err, err: err})
 	}
 	for progress := true; progress && len(pending) > 0; {
 		progress = false
 		rest := pending[:0]
 		for _, c := range pending {
-			if c.err == nil {
-				if m, err := res.cfg.WithPeer(c.peer, "spec", "metadata.name", allowed); err == nil {
+			if c.decodeErr == nil {
+				// The new spec replaces the running one of the same object.
+				m, err := without(res.cfg, len(base.Peers), c.obj.Name).WithPeer(c.peer, "spec", "metadata.name", allowed)
+				if err == nil {
 					res.cfg = m
 					res.accepted[c.obj.Name] = accepted{peer: c.peer, generation: c.obj.Generation}
 					res.verdicts[c.obj.Name] = verdict{generation: c.obj.Generation, ready: true,
 						reason: v1alpha1.ReasonApplied, message: "spec applied to the relay"}
 					progress = true
 					continue
-				} else {
-					c.err = err
 				}
+				c.err = err
 			}
 			rest = append(rest, c)
 		}
@@ -83,14 +106,10 @@ func resolve(base *config.Config, objs []*v1alpha1.RelayPeer, prev map[string]ac
 	}
 	for _, c := range pending {
 		v := verdict{generation: c.obj.Generation, reason: reasonFor(c.err),
-			message: fmt.Sprintf("spec rejected, nothing of it applied: %v", c.err)}
-		if old, ok := prev[c.obj.Name]; ok {
-			if m, err := res.cfg.WithPeer(old.peer, "spec", "metadata.name", allowed); err == nil {
-				res.cfg = m
-				res.accepted[c.obj.Name] = old
-				v.message = fmt.Sprintf("generation %d rejected, the relay keeps running generation %d: %v",
-					c.obj.Generation, old.generation, c.err)
-			}
+			message: "spec rejected, nothing of it applied: " + summarize(c.err)}
+		if old, ok := res.accepted[c.obj.Name]; ok {
+			v.message = fmt.Sprintf("generation %d rejected, the relay keeps running generation %d: %s",
+				c.obj.Generation, old.generation, summarize(c.err))
 		}
 		res.verdicts[c.obj.Name] = v
 	}
@@ -100,6 +119,34 @@ func resolve(base *config.Config, objs []*v1alpha1.RelayPeer, prev map[string]ac
 	n := len(base.Peers)
 	slices.SortFunc(res.cfg.Peers[n:], func(a, b config.Peer) int { return strings.Compare(a.Name, b.Name) })
 	return res
+}
+
+// without returns c without the RelayPeer-made peer called name, looking
+// only past the file's n peers (c itself when there is none): a RelayPeer
+// never replaces a file peer.
+func without(c *config.Config, n int, name string) *config.Config {
+	i := slices.IndexFunc(c.Peers[n:], func(p config.Peer) bool { return p.Name == name })
+	if i < 0 {
+		return c
+	}
+	i += n
+	d := c.Clone()
+	d.Peers = slices.Delete(d.Peers, i, i+1)
+	return d
+}
+
+// maxProblems bounds the problems a condition message lists: the API
+// server refuses condition messages over 32 KiB, and a person reads the
+// first few anyway.
+const maxProblems = 20
+
+// summarize renders err's problems, at most maxProblems of them.
+func summarize(err error) string {
+	var es config.Errors
+	if !errors.As(err, &es) || len(es) <= maxProblems {
+		return err.Error()
+	}
+	return fmt.Sprintf("%v\n... and %d more problems", es[:maxProblems], len(es)-maxProblems)
 }
 
 // decode turns a RelayPeer's spec into a config.Peer with the file's

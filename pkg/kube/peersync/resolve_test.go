@@ -2,6 +2,7 @@ package peersync
 
 import (
 	"crypto/rand"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -196,5 +197,39 @@ func TestResolvePrefixMoveInAnyOrder(t *testing.T) {
 		if v := rev.verdicts[n]; !v.ready {
 			t.Errorf("%s verdict %+v, want applied", n, v)
 		}
+	}
+}
+
+func TestRejectedEditKeepsWhatItRuns(t *testing.T) {
+	base := baseConfig(t)
+	kb, kc := key(t), key(t)
+	first := resolve(base, []*v1alpha1.RelayPeer{relayPeer("provider-b", 1, kb, "10.72.0.0/16")}, nil, nil)
+	// b's next generation is invalid, and c claims b's running prefix: c
+	// must not take it, whatever the order.
+	bad := relayPeer("provider-b", 2, kb, "10.72.0.0/16")
+	bad.Spec.Paths[0].Endpoint = "no-port"
+	second := resolve(base, []*v1alpha1.RelayPeer{bad, relayPeer("provider-a1", 1, kc, "10.72.0.0/16")}, first.accepted, nil)
+	if got := strings.Join(peerNames(second.cfg), ","); got != "provider-z,provider-b" {
+		t.Errorf("peers %s, want provider-b still running", got)
+	}
+	if v := second.verdicts["provider-a1"]; v.ready || !strings.Contains(v.message, "overlaps") {
+		t.Errorf("provider-a1 verdict %+v, want refused for the overlap with the running provider-b", v)
+	}
+	if v := second.verdicts["provider-b"]; v.ready || !strings.Contains(v.message, "keeps running generation 1") {
+		t.Errorf("provider-b verdict %+v", v)
+	}
+}
+
+func TestLongRejectionsAreSummarized(t *testing.T) {
+	base := baseConfig(t)
+	var prefixes []string
+	for i := range 300 {
+		prefixes = append(prefixes, fmt.Sprintf("192.168.%d.%d/32", i/256, i%256))
+	}
+	rp := relayPeer("provider-b", 1, key(t), prefixes...)
+	res := resolve(base, []*v1alpha1.RelayPeer{rp}, nil, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")})
+	v := res.verdicts["provider-b"]
+	if v.ready || len(v.message) > 4096 || !strings.Contains(v.message, "more problems") {
+		t.Errorf("verdict of %d bytes: %.300s", len(v.message), v.message)
 	}
 }

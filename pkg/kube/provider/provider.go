@@ -160,7 +160,7 @@ func (c *Cluster) NewControl(o Options) (*Control, error) {
 	ctl := &Control{
 		events: eb,
 		peers: peersync.New(peersync.Options{
-			Namespace: c.Namespace, Relay: name, Allowed: o.Base.AllowedPeerPrefixes,
+			Namespace: c.Namespace, Relay: name,
 			Base: o.Base, Agent: o.Agent, API: c.relays, Logger: o.Logger,
 			Writes: writes.WithLabelValues("RelayPeer"),
 			Events: eb.NewRecorder(relayclient.Scheme, "liqo-relay/"+name),

@@ -233,6 +233,7 @@ func TestRelaysDrivenByTheAPIServer(t *testing.T) {
 	for _, args := range [][]string{
 		{"auth", "can-i", "--as=system:serviceaccount:tenant-a:relay", "-n", "tenant-a", "list", "secrets"},
 		{"auth", "can-i", "--as=system:serviceaccount:tenant-a:relay", "-n", "tenant-b", "get", "relaypeers"},
+		{"auth", "can-i", "--as=system:serviceaccount:tenant-a:relay", "-n", "tenant-a", "get", "secret/other"},
 	} {
 		if out, _ := c.KubectlErr(args...); strings.TrimSpace(out) != "no" {
 			t.Errorf("kubectl %s: %q, want no", strings.Join(args, " "), out)

@@ -121,6 +121,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			p.stopped(last)
 			return nil
 		case <-p.changed:
 		case <-t.C:
@@ -165,6 +166,28 @@ func (p *Publisher) Run(ctx context.Context) error {
 			p.o.Writes.Inc()
 		}
 		last = &st
+	}
+}
+
+// stopTimeout bounds the last status write on shutdown, within the relay's
+// shutdown budget.
+const stopTimeout = time.Second
+
+// stopped writes, best effort, that the relay no longer serves, so that
+// status.ready does not outlive the process.
+func (p *Publisher) stopped(last *v1alpha1.RelayStatus) {
+	if last == nil {
+		return
+	}
+	st := *last.DeepCopy()
+	st.Ready = false
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonStopped, Message: "the relay has stopped", ObservedGeneration: st.ObservedGeneration,
+		LastTransitionTime: metav1.NewTime(p.o.Now())})
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	if err := p.o.Relays.ApplyRelayStatus(ctx, p.o.Namespace, p.o.Name, st); err != nil {
+		p.log.Debug("writing the stopped Relay status", "err", err)
 	}
 }
 

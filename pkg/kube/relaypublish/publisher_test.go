@@ -21,7 +21,7 @@ type fakeRelays struct {
 	mu       sync.Mutex
 	relays   map[string]*v1alpha1.Relay
 	services map[string]*corev1.Service
-	rw, sw   []*watch.FakeWatcher
+	rw, sw   []*watch.RaceFreeFakeWatcher
 	writes   int
 }
 
@@ -42,7 +42,7 @@ func (f *fakeRelays) GetRelay(_ context.Context, _, name string) (*v1alpha1.Rela
 func (f *fakeRelays) WatchRelays(context.Context, string, metav1.ListOptions) (watch.Interface, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	w := watch.NewFakeWithChanSize(100, false)
+	w := watch.NewRaceFreeFake()
 	f.rw = append(f.rw, w)
 	return w, nil
 }
@@ -70,7 +70,9 @@ func (f *fakeRelays) ApplyRelayStatus(_ context.Context, _, name string, st v1al
 	r.Status = *st.DeepCopy()
 	f.writes++
 	for _, w := range f.rw {
-		w.Modify(r.DeepCopy())
+		if !w.IsStopped() {
+			w.Modify(r.DeepCopy())
+		}
 	}
 	return nil
 }
@@ -99,7 +101,7 @@ func (f *fakeRelays) Get(_ context.Context, name string, _ metav1.GetOptions) (*
 func (f *fakeRelays) Watch(context.Context, metav1.ListOptions) (watch.Interface, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	w := watch.NewFakeWithChanSize(100, false)
+	w := watch.NewRaceFreeFake()
 	f.sw = append(f.sw, w)
 	return w, nil
 }
@@ -136,7 +138,6 @@ func TestPublisherFollowsSpecAndService(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	defer func() { cancel(); <-done }()
 
 	waitFor(t, "the Relay with its status", func() bool {
 		r := f.relay("provider-a")
@@ -161,6 +162,13 @@ func TestPublisherFollowsSpecAndService(t *testing.T) {
 		return len(eps) == 1 && eps[0] == "203.0.113.9:51900"
 	})
 	// Steady state: no more writes.
+	defer func() {
+		cancel()
+		<-done
+		if r := f.relay("provider-a"); r.Status.Ready {
+			t.Error("status.ready still true after the publisher stopped")
+		}
+	}()
 	f.mu.Lock()
 	n := f.writes
 	f.mu.Unlock()
