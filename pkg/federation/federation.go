@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net"
 	"net/netip"
 	"slices"
@@ -263,12 +264,23 @@ func newKey() (config.Key, error) {
 	return k, nil
 }
 
-// freeUDPPort asks the kernel for a free UDP port.
+// Relays bind their port some time after it was chosen. A port the kernel
+// hands out (port 0) comes from the ephemeral range, where any socket of a
+// test running in parallel may take it meanwhile; ports below that range
+// (Linux's default starts at 32768) are taken only by those that ask for
+// them by number.
+const portLow, portHigh = 20000, 32767
+
+// freeUDPPort picks a free UDP port on 127.0.0.1 below the ephemeral range.
 func freeUDPPort() (uint16, error) {
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return 0, err
+	for range 200 {
+		p := portLow + mrand.IntN(portHigh-portLow)
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p})
+		if err != nil {
+			continue
+		}
+		c.Close()
+		return uint16(p), nil
 	}
-	defer c.Close()
-	return uint16(c.LocalAddr().(*net.UDPAddr).Port), nil
+	return 0, errors.New("no free UDP port below the ephemeral range")
 }
