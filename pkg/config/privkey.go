@@ -48,14 +48,7 @@ func (k PrivateKey) GoString() string { return "config.PrivateKey(" + Redacted +
 // Format prints Redacted for every verb and flag, so that neither %x nor
 // %d nor %v of a containing struct shows the bytes.
 func (k PrivateKey) Format(f fmt.State, verb rune) {
-	switch {
-	case verb == 'v' && f.Flag('#'):
-		_, _ = f.Write([]byte(k.GoString()))
-	case verb == 'q':
-		_, _ = f.Write([]byte(`"` + Redacted + `"`))
-	default:
-		_, _ = f.Write([]byte(Redacted))
-	}
+	health.FormatRedacted(f, verb, k.GoString())
 }
 
 // LogValue makes slog print Redacted.

@@ -17,9 +17,15 @@ func (k PrivateKey) GoString() string { return "health.PrivateKey(" + Redacted +
 // Format prints Redacted for every verb and flag, so that neither %x nor
 // %d nor %v of a containing struct shows the bytes.
 func (k PrivateKey) Format(f fmt.State, verb rune) {
+	FormatRedacted(f, verb, k.GoString())
+}
+
+// FormatRedacted writes Redacted for every verb and flag, and goString for
+// %#v: the Format of every private key type (here and config.PrivateKey).
+func FormatRedacted(f fmt.State, verb rune, goString string) {
 	switch {
 	case verb == 'v' && f.Flag('#'):
-		_, _ = f.Write([]byte(k.GoString()))
+		_, _ = f.Write([]byte(goString))
 	case verb == 'q':
 		_, _ = f.Write([]byte(`"` + Redacted + `"`))
 	default:
