@@ -27,6 +27,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(SchemeGroupVersion,
 		&Relay{}, &RelayList{},
 		&RelayPeer{}, &RelayPeerList{},
+		&ForeignClusterConnection{}, &ForeignClusterConnectionList{},
 	)
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil

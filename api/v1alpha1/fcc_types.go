@@ -1,0 +1,132 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ConnectionPaths says which paths the two relays get.
+type ConnectionPaths struct {
+	// Direct gives the relays a direct path to each other, at the
+	// endpoints their Relays publish.
+	// +optional
+	// +kubebuilder:default=true
+	Direct *bool `json:"direct,omitempty"`
+	// Consumer gives the relays a path through the consumer, over Liqo's
+	// existing tunnels.
+	// +optional
+	// +kubebuilder:default=true
+	Consumer *bool `json:"consumer,omitempty"`
+}
+
+// KubeconfigSecretRef names a Secret in the operator's namespace holding a
+// kubeconfig for a provider's API server, used when the credentials Liqo
+// keeps are not enough.
+type KubeconfigSecretRef struct {
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Key of the kubeconfig in the Secret's data; default "kubeconfig".
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// ForeignClusterConnectionSpec names two providers to connect directly.
+type ForeignClusterConnectionSpec struct {
+	// ClusterA is the Liqo cluster ID of the first provider.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClusterA string `json:"clusterA"`
+	// ClusterB is the Liqo cluster ID of the second provider.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClusterB string `json:"clusterB"`
+	// Paths the relays get.
+	// +optional
+	Paths ConnectionPaths `json:"paths,omitempty"`
+	// Health overrides passed to both RelayPeers.
+	// +optional
+	Health *Health `json:"health,omitempty"`
+	// KubeconfigA and KubeconfigB override the credentials Liqo keeps for
+	// reaching each provider's API server.
+	// +optional
+	KubeconfigA *KubeconfigSecretRef `json:"kubeconfigA,omitempty"`
+	// +optional
+	KubeconfigB *KubeconfigSecretRef `json:"kubeconfigB,omitempty"`
+}
+
+// ConnectionPhase summarises a ForeignClusterConnection.
+// +kubebuilder:validation:Enum=Pending;Provisioning;Connected;Degraded;Failed
+type ConnectionPhase string
+
+// Phases.
+const (
+	PhasePending      ConnectionPhase = "Pending"
+	PhaseProvisioning ConnectionPhase = "Provisioning"
+	PhaseConnected    ConnectionPhase = "Connected"
+	PhaseDegraded     ConnectionPhase = "Degraded"
+	PhaseFailed       ConnectionPhase = "Failed"
+)
+
+// DirectionStatus is one direction of the connection, copied from the
+// RelayPeer status in the sending provider.
+type DirectionStatus struct {
+	// +optional
+	ActivePath string `json:"activePath,omitempty"`
+	// +optional
+	Reachable bool `json:"reachable"`
+	// +optional
+	RTT string `json:"rtt,omitempty"`
+	// Endpoints is the number of pod addresses (/32s) carried.
+	// +optional
+	Endpoints int32 `json:"endpoints"`
+}
+
+// ForeignClusterConnectionStatus is what the operator reports.
+type ForeignClusterConnectionStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	Phase ConnectionPhase `json:"phase,omitempty"`
+	// AToB is the direction from clusterA to clusterB (A's RelayPeer for B).
+	// +optional
+	AToB DirectionStatus `json:"aToB,omitempty"`
+	// +optional
+	BToA DirectionStatus `json:"bToA,omitempty"`
+	// +optional
+	LastTransition *metav1.Time `json:"lastTransition,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ForeignClusterConnection connects two provider clusters of a Liqo
+// consumer directly, through their relays. It lives in the consumer.
+//
+// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=fcc,categories=liqo-relay
+// +kubebuilder:printcolumn:name="A",type=string,JSONPath=`.spec.clusterA`
+// +kubebuilder:printcolumn:name="B",type=string,JSONPath=`.spec.clusterB`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="A->B",type=string,JSONPath=`.status.aToB.activePath`
+// +kubebuilder:printcolumn:name="B->A",type=string,JSONPath=`.status.bToA.activePath`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ForeignClusterConnection struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec ForeignClusterConnectionSpec `json:"spec"`
+	// +optional
+	Status ForeignClusterConnectionStatus `json:"status,omitempty"`
+}
+
+// ForeignClusterConnectionList is a list of ForeignClusterConnections.
+//
+// +kubebuilder:object:root=true
+type ForeignClusterConnectionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ForeignClusterConnection `json:"items"`
+}
