@@ -25,7 +25,9 @@
 #                 namespace the script runs in); it is in the serving
 #                 certificate and the kubeconfig
 #   K8S_STATE     state directory (default /tmp/liqo-relay-k8s)
-#   K8S_CACHE     binary cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/liqo-relay)
+#   K8S_CACHE     binary cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/liqo-relay);
+#                 a build is reused only while the tools module (go.mod, go.sum,
+#                 sources) hashes to its .tools-hash
 #   K8S_TTL       seconds after which a watchdog stops the cluster (default 3600)
 set -euo pipefail
 
@@ -39,8 +41,16 @@ K8S_TTL=${K8S_TTL:-3600}
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
+# tools_hash identifies what the binaries are built from: the tools
+# module's go.mod, go.sum and sources. A change to any of them rebuilds.
+tools_hash() {
+	(cd "$HERE/tools" && cat go.mod go.sum $(find . -name '*.go' | LC_ALL=C sort)) |
+		sha256sum | cut -c1-16
+}
+
 have_bins() {
 	for b in kube-apiserver etcd kubectl helm; do [ -x "$BIN/$b" ] || return 1; done
+	[ "$(cat "$BIN/.tools-hash" 2>/dev/null)" = "$(tools_hash)" ]
 }
 
 # build compiles the binaries from the Go module proxy in the tools module
@@ -56,6 +66,7 @@ build() {
 		k8s.io/kubernetes/cmd/kube-apiserver ./etcd \
 		k8s.io/kubernetes/cmd/kubectl helm.sh/helm/v3/cmd/helm) >&2 ||
 		{ rm -rf "$tmp"; die "building the test binaries failed"; }
+	tools_hash >"$tmp/.tools-hash"
 	mkdir -p "$(dirname "$BIN")"
 	rm -rf "$BIN"
 	mv "$tmp" "$BIN"
