@@ -97,7 +97,7 @@ staticcheck:
 generate:
 	$(GO) run $(CONTROLLER_GEN) object paths=./api/... crd:allowDangerousTypes=true output:crd:artifacts:config=manifests/crds
 
-# manifests writes what manifests/ generates (manifests/render): the chart's
+# manifests writes what manifests/ generates (build/manifestgen): the chart's
 # copy of the CRDs (manifests/crds stays the one source), the kustomize
 # bases manifests/kustomize/{consumer,provider} from the chart (helm
 # template), and the Liqo gateway templates with the relay in
@@ -105,7 +105,7 @@ generate:
 # The tests of manifests/ fail when the committed files differ.
 manifests: k8s-tools
 	rm -f manifests/chart/liqo-relay/crds/*.yaml && cp manifests/crds/*.yaml manifests/chart/liqo-relay/crds/
-	$(GO) run ./manifests/cmd/manifests -helm "$$(test/k8s/cluster.sh bin)/helm"
+	$(GO) run ./build/cmd/manifests -helm "$$(test/k8s/cluster.sh bin)/helm"
 
 # k8s-tools builds the real kube-apiserver, etcd, kubectl and helm that the
 # Kubernetes tests run (once per machine, cached outside the repo).

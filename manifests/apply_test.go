@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/liqo-relay/relay/manifests/render"
+	"github.com/liqo-relay/relay/build/manifestgen"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 
@@ -100,7 +100,7 @@ func TestChartAppliesToAPIServer(t *testing.T) {
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(fixtureDir, "..", "crds"))
 	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
 	c.Kubectl(t, "create", "namespace", "liqo")
-	for _, lt := range render.LiqoTemplates {
+	for _, lt := range manifestgen.LiqoTemplates {
 		f := filepath.Join("liqo-template", lt.Out)
 		c.Kubectl(t, "apply", "--server-side", "--dry-run=server", "-f", f)
 		c.Kubectl(t, "apply", "--server-side", "-f", f)

@@ -20,7 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/liqo-relay/relay/manifests/render"
+	"github.com/liqo-relay/relay/build/manifestgen"
 	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
@@ -161,14 +161,14 @@ var variants = []variant{
 			t.Errorf("sidecar %v", sc)
 		}
 	}},
-	{name: "consumer", sets: render.Bases[0].Sets, check: func(t *testing.T, objs []map[string]any) {
+	{name: "consumer", sets: manifestgen.Bases[0].Sets, check: func(t *testing.T, objs []map[string]any) {
 		k := kinds(objs)
 		if k["Deployment"] != 1 || k["MutatingWebhookConfiguration"] != 0 || find(objs, "Deployment", "consumer-liqo-relay-operator") == nil ||
 			find(objs, "ClusterRole", "liqo-relay") != nil {
 			t.Errorf("consumer install: %v", k)
 		}
 	}},
-	{name: "provider", sets: append([]string{"providerGrant.consumers[0].clusterID=consumer-1"}, render.Bases[1].Sets...), check: func(t *testing.T, objs []map[string]any) {
+	{name: "provider", sets: append([]string{"providerGrant.consumers[0].clusterID=consumer-1"}, manifestgen.Bases[1].Sets...), check: func(t *testing.T, objs []map[string]any) {
 		if find(objs, "Deployment", "provider-liqo-relay-operator") != nil || find(objs, "Deployment", "provider-liqo-relay-inject") == nil {
 			t.Errorf("provider install: %v", kinds(objs))
 		}
@@ -199,12 +199,12 @@ var variants = []variant{
 		}
 	}},
 	{name: "template", files: []string{"liqo-template/tenant-values.yaml"}, check: func(t *testing.T, objs []map[string]any) {
-		cm := find(objs, "ConfigMap", render.RelayConfigMap)
+		cm := find(objs, "ConfigMap", manifestgen.RelayConfigMap)
 		if get(cm, "metadata", "namespace") != "liqo-tenant-consumer-1" || find(objs, "ClusterRole", "liqo-relay") == nil {
 			t.Errorf("template tenants: %v", kinds(objs))
 		}
 		svc := find(objs, "Service", "liqo-relay")
-		if get(svc, "spec", "selector", "networking.liqo.io/active") != "true" || get(svc, "spec", "ports", 0, "port") != render.RelayPort {
+		if get(svc, "spec", "selector", "networking.liqo.io/active") != "true" || get(svc, "spec", "ports", 0, "port") != manifestgen.RelayPort {
 			t.Errorf("relay Service %v", svc)
 		}
 	}},
@@ -302,8 +302,8 @@ func TestChartRelayRoleIsTheRelayRole(t *testing.T) {
 // templates are what `make manifests` writes now.
 func TestGeneratedFilesAreFresh(t *testing.T) {
 	h := helm(t)
-	for _, b := range render.Bases {
-		files, err := render.Kustomize(context.Background(), h, chartDir, b)
+	for _, b := range manifestgen.Bases {
+		files, err := manifestgen.Kustomize(context.Background(), h, chartDir, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,8 +313,8 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 			}
 		}
 	}
-	for _, lt := range render.LiqoTemplates {
-		out, err := render.AddRelay(readFile(t, filepath.Join(fixtureDir, lt.Fixture)), lt)
+	for _, lt := range manifestgen.LiqoTemplates {
+		out, err := manifestgen.AddRelay(readFile(t, filepath.Join(fixtureDir, lt.Fixture)), lt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -330,7 +330,7 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 // back, it is the example, so no Liqo container (gateway, wireguard,
 // geneve) was dropped or changed. It then checks what the relay needs.
 func TestLiqoTemplatesKeepLiqo(t *testing.T) {
-	for _, lt := range render.LiqoTemplates {
+	for _, lt := range manifestgen.LiqoTemplates {
 		t.Run(lt.Out, func(t *testing.T) {
 			fixture := decodeAll(t, lt.Fixture, readFile(t, filepath.Join(fixtureDir, lt.Fixture)))
 			got := decodeAll(t, lt.Out, readFile(t, filepath.Join("liqo-template", lt.Out)))
@@ -338,16 +338,16 @@ func TestLiqoTemplatesKeepLiqo(t *testing.T) {
 				t.Fatalf("%d objects in the example, %d in the template", len(fixture), len(got))
 			}
 			obj := got[0]
-			if get(obj, "metadata", "namespace") != render.LiqoNamespace || get(obj, "metadata", "name") != lt.Name {
+			if get(obj, "metadata", "namespace") != manifestgen.LiqoNamespace || get(obj, "metadata", "name") != lt.Name {
 				t.Errorf("metadata %v", obj["metadata"])
 			}
-			pod, err := render.PodSpec(obj)
+			pod, err := manifestgen.PodSpec(obj)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var liqo, relays []any
 			for _, c := range pod["containers"].([]any) {
-				if get(c, "name") == render.RelayContainer {
+				if get(c, "name") == manifestgen.RelayContainer {
 					relays = append(relays, c)
 				} else {
 					liqo = append(liqo, c)
@@ -419,7 +419,7 @@ func checkRelayContainer(t *testing.T, c, pod map[string]any) {
 			t.Errorf("%s on port %v (%d), want admin.metricsListen %s", probe, port, ports["relay-metrics"], mp)
 		}
 	}
-	if !contains(get(c, "args"), render.RelayConfigDir+"/relay.yaml") || !contains(get(c, "args"), "--kubernetes") {
+	if !contains(get(c, "args"), manifestgen.RelayConfigDir+"/relay.yaml") || !contains(get(c, "args"), "--kubernetes") {
 		t.Errorf("args %v", c["args"])
 	}
 	if get(c, "securityContext", "runAsUser") != 0 || !reflect.DeepEqual(get(c, "securityContext", "capabilities", "add"), []any{"NET_ADMIN"}) {
@@ -436,7 +436,7 @@ func checkRelayContainer(t *testing.T, c, pod map[string]any) {
 	if mounts["relay-dev-net-tun"] != "/dev/net/tun" || get(vols["relay-dev-net-tun"], "hostPath", "path") != "/dev/net/tun" {
 		t.Errorf("no /dev/net/tun: mounts %v", mounts)
 	}
-	if mounts["relay-config"] != render.RelayConfigDir || get(vols["relay-config"], "configMap", "name") != render.RelayConfigMap {
+	if mounts["relay-config"] != manifestgen.RelayConfigDir || get(vols["relay-config"], "configMap", "name") != manifestgen.RelayConfigMap {
 		t.Errorf("the relay's file: mounts %v, volume %v", mounts, vols["relay-config"])
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/liqo-relay/relay/manifests/render"
+	"github.com/liqo-relay/relay/build/manifestgen"
 )
 
 func main() {
@@ -26,8 +26,8 @@ func main() {
 
 func run(ctx context.Context, helm, root string) error {
 	chart := filepath.Join(root, "manifests", "chart", "liqo-relay")
-	for _, b := range render.Bases {
-		files, err := render.Kustomize(ctx, helm, chart, b)
+	for _, b := range manifestgen.Bases {
+		files, err := manifestgen.Kustomize(ctx, helm, chart, b)
 		if err != nil {
 			return err
 		}
@@ -45,12 +45,12 @@ func run(ctx context.Context, helm, root string) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("liqo templates: %w", err)
 	}
-	for _, t := range render.LiqoTemplates {
+	for _, t := range manifestgen.LiqoTemplates {
 		example, err := os.ReadFile(filepath.Join(root, "test", "fixtures", "liqo-v1.2.0", "examples", t.Fixture))
 		if err != nil {
 			return fmt.Errorf("liqo template: %w", err)
 		}
-		out, err := render.AddRelay(example, t)
+		out, err := manifestgen.AddRelay(example, t)
 		if err != nil {
 			return fmt.Errorf("liqo template: %w", err)
 		}
