@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,34 +18,25 @@ var execCommand = exec.Command
 // netstack variants render: the API server then accepts those objects
 // without checking their fields (those products' schemas are not here);
 // every other object is checked by the real API server.
-const stubCRDs = `
-apiVersion: apiextensions.k8s.io/v1
+func stubCRDs() string {
+	var docs []string
+	for _, k := range []struct{ group, kind, plural string }{
+		{"cert-manager.io", "Certificate", "certificates"},
+		{"cert-manager.io", "Issuer", "issuers"},
+		{"monitoring.coreos.com", "ServiceMonitor", "servicemonitors"},
+	} {
+		docs = append(docs, fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: certificates.cert-manager.io}
+metadata: {name: %[3]s.%[1]s}
 spec:
-  group: cert-manager.io
-  names: {kind: Certificate, plural: certificates}
+  group: %[1]s
+  names: {kind: %[2]s, plural: %[3]s}
   scope: Namespaced
   versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: issuers.cert-manager.io}
-spec:
-  group: cert-manager.io
-  names: {kind: Issuer, plural: issuers}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: servicemonitors.monitoring.coreos.com}
-spec:
-  group: monitoring.coreos.com
-  names: {kind: ServiceMonitor, plural: servicemonitors}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
-`
+`, k.group, k.kind, k.plural))
+	}
+	return strings.Join(docs, "---\n")
+}
 
 // splitCRDs returns the CRDs and the other documents of a rendered chart,
 // each as a multi-document YAML stream.
@@ -68,7 +60,7 @@ func splitCRDs(out []byte) (crds, rest string) {
 func TestChartAppliesToAPIServer(t *testing.T) {
 	h := helm(t)
 	c := k8stest.Start(t, "chart", "")
-	c.KubectlIn(t, stubCRDs, "apply", "--server-side", "-f", "-")
+	c.KubectlIn(t, stubCRDs(), "apply", "--server-side", "-f", "-")
 	for _, v := range variants {
 		crds, rest := splitCRDs(v.render(t, h))
 		c.KubectlIn(t, crds, "apply", "--server-side", "--force-conflicts", "-f", "-")
