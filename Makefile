@@ -12,7 +12,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # openssl: test/k8s/cluster.sh makes the test API servers' certificates.
 TEST_DEBS := iproute2 iputils-ping nftables openssl
 
-.PHONY: all build image test unit e2e deps demo bench lint fmt vet staticcheck clean generate k8s-tools
+.PHONY: all build image test unit e2e deps demo bench lint fmt vet staticcheck clean generate k8s-tools manifests
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 all: build
@@ -96,6 +96,16 @@ staticcheck:
 # A test (api/v1alpha1) fails when the committed files differ.
 generate:
 	$(GO) run $(CONTROLLER_GEN) object paths=./api/... crd:allowDangerousTypes=true output:crd:artifacts:config=manifests/crds
+
+# manifests writes what manifests/ generates (build/manifestgen): the chart's
+# copy of the CRDs (manifests/crds stays the one source), the kustomize
+# bases manifests/kustomize/{consumer,provider} from the chart (helm
+# template), and the Liqo gateway templates with the relay in
+# manifests/liqo-template from Liqo's examples (test/fixtures/liqo-v1.2.0).
+# The tests of manifests/ fail when the committed files differ.
+manifests: k8s-tools
+	rm -f manifests/chart/liqo-relay/crds/*.yaml && cp manifests/crds/*.yaml manifests/chart/liqo-relay/crds/
+	$(GO) run ./build/cmd/manifests -helm "$$(test/k8s/cluster.sh bin)/helm"
 
 # k8s-tools builds the real kube-apiserver, etcd, kubectl and helm that the
 # Kubernetes tests run (once per machine, cached outside the repo).

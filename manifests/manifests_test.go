@@ -1,175 +1,470 @@
-// Package manifests holds the Kubernetes manifests that deploy liqo-relay
-// beside Liqo's gateway; its test keeps them parseable and their embedded
-// relay configuration valid.
+// Package manifests holds what deploys liqo-relay beside Liqo: the Helm
+// chart, the kustomize bases generated from it, and Liqo's gateway
+// templates with the relay. Its tests decode every object and check them
+// against their sources: the chart against the CRDs and the relay Role of
+// manifests/, the templates against Liqo's own examples.
 package manifests
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/liqo-relay/relay/build/manifestgen"
 	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 
-func TestManifestsParse(t *testing.T) {
-	files, err := filepath.Glob("*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests found: %v", err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+const (
+	chartDir   = "chart/liqo-relay"
+	fixtureDir = "../test/fixtures/liqo-v1.2.0/examples"
+)
+
+// decodeAll decodes every YAML document of data into a map, skipping empty
+// ones, and fails when a document has no apiVersion, kind or name.
+func decodeAll(t *testing.T, what string, data []byte) []map[string]any {
+	t.Helper()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var objs []map[string]any
+	for i := 0; ; i++ {
+		var doc map[string]any
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("%s: document %d: %v", what, i, err)
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		n := 0
-		for {
-			var doc map[string]any
-			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			n++
-			if doc["apiVersion"] == nil || doc["kind"] == nil {
-				t.Errorf("%s: document %d has no apiVersion or kind", f, n)
-			}
+		if doc == nil {
+			continue
 		}
+		meta, _ := doc["metadata"].(map[string]any)
+		if doc["apiVersion"] == nil || doc["kind"] == nil || meta["name"] == nil {
+			t.Errorf("%s: document %d has no apiVersion, kind or metadata.name", what, i)
+		}
+		objs = append(objs, doc)
 	}
+	return objs
 }
 
-func TestEmbeddedRelayConfigIsValid(t *testing.T) {
-	data, err := os.ReadFile("relay-config.yaml")
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cm struct {
-		Data map[string]string `yaml:"data"`
-	}
-	if err := yaml.Unmarshal(data, &cm); err != nil {
-		t.Fatal(err)
-	}
-	text, ok := cm.Data["relay.yaml"]
-	if !ok || !strings.Contains(text, "peers:") {
-		t.Fatalf("relay-config.yaml has no data.relay.yaml with peers")
-	}
-	cfg, err := config.Parse([]byte(text))
-	if err != nil {
-		t.Fatalf("embedded relay.yaml is invalid:\n%v", err)
-	}
-	if cfg.Mode != config.ModeTUN || len(cfg.Peers) != 1 || len(cfg.Peers[0].Paths) != 2 {
-		t.Errorf("unexpected embedded config: mode %s, %d peers", cfg.Mode, len(cfg.Peers))
-	}
+	return data
 }
 
-func TestTemplateMountsWhatTheConfigReads(t *testing.T) {
-	tmpl, err := os.ReadFile("gateway-template-with-relay.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"/etc/liqo-relay/relay.yaml", "secretName: liqo-relay-key", "defaultMode: 0400", "path: /readyz", "path: /healthz", "containerPort: 51900"} {
-		if !bytes.Contains(tmpl, []byte(want)) {
-			t.Errorf("template lacks %q", want)
-		}
-	}
-}
-
-// TestAdminSurface checks the split of the admin endpoints in the shipped
-// manifests: admin.listen (/status, /ping) stays on loopback and is no
-// container port, while the probes use the port of admin.metricsListen,
-// which serves only /healthz, /readyz and /metrics.
-func TestAdminSurface(t *testing.T) {
-	data, err := os.ReadFile("relay-config.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cm struct {
-		Data map[string]string `yaml:"data"`
-	}
-	if err := yaml.Unmarshal(data, &cm); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]byte(cm.Data["relay.yaml"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, adminPort, err := net.SplitHostPort(cfg.Admin.Listen)
-	if err != nil || !config.IsLoopbackHost(host) {
-		t.Errorf("admin.listen %q is not on loopback", cfg.Admin.Listen)
-	}
-	_, metricsPort, err := net.SplitHostPort(cfg.Admin.MetricsListen)
-	if err != nil {
-		t.Fatalf("admin.metricsListen %q: %v", cfg.Admin.MetricsListen, err)
-	}
-
-	tmpl, err := os.ReadFile("gateway-template-with-relay.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc any
-	if err := yaml.Unmarshal(tmpl, &doc); err != nil {
-		t.Fatal(err)
-	}
-	relay := findContainer(doc, "relay")
-	if relay == nil {
-		t.Fatal("no relay container in the template")
-	}
-	var c struct {
-		Ports []struct {
-			Name          string `yaml:"name"`
-			ContainerPort int    `yaml:"containerPort"`
-		} `yaml:"ports"`
-		Liveness struct {
-			HTTPGet struct{ Path, Port string } `yaml:"httpGet"`
-		} `yaml:"livenessProbe"`
-		Readiness struct {
-			HTTPGet struct{ Path, Port string } `yaml:"httpGet"`
-		} `yaml:"readinessProbe"`
-	}
-	b, _ := yaml.Marshal(relay)
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
-	ports := map[string]string{}
-	for _, p := range c.Ports {
-		ports[p.Name] = strconv.Itoa(p.ContainerPort)
-		if ports[p.Name] == adminPort {
-			t.Errorf("container port %s exposes admin.listen (%s)", p.Name, cfg.Admin.Listen)
-		}
-	}
-	for _, probe := range []struct{ path, port string }{{c.Liveness.HTTPGet.Path, c.Liveness.HTTPGet.Port}, {c.Readiness.HTTPGet.Path, c.Readiness.HTTPGet.Port}} {
-		if ports[probe.port] != metricsPort {
-			t.Errorf("probe %s uses port %q (%s), want admin.metricsListen's %s", probe.path, probe.port, ports[probe.port], metricsPort)
-		}
-	}
-}
-
-// findContainer returns the container named name anywhere in doc.
-func findContainer(doc any, name string) map[string]any {
-	switch v := doc.(type) {
-	case map[string]any:
-		if v["name"] == name && v["image"] != nil {
-			return v
-		}
-		for _, x := range v {
-			if c := findContainer(x, name); c != nil {
-				return c
+// get walks a path of mapping keys and list indexes.
+func get(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
 			}
+			v = l[k]
 		}
-	case []any:
-		for _, x := range v {
-			if c := findContainer(x, name); c != nil {
-				return c
-			}
+	}
+	return v
+}
+
+func find(objs []map[string]any, kind, name string) map[string]any {
+	for _, o := range objs {
+		if o["kind"] == kind && get(o, "metadata", "name") == name {
+			return o
 		}
 	}
 	return nil
+}
+
+func kinds(objs []map[string]any) map[string]int {
+	n := map[string]int{}
+	for _, o := range objs {
+		n[o["kind"].(string)]++
+	}
+	return n
+}
+
+// TestChartCRDsAreTheGeneratedOnes: the chart's crds/ are byte for byte
+// manifests/crds (generated by make generate), file for file.
+func TestChartCRDsAreTheGeneratedOnes(t *testing.T) {
+	src, _ := filepath.Glob("crds/*.yaml")
+	dst, _ := filepath.Glob(chartDir + "/crds/*.yaml")
+	if len(src) == 0 || len(src) != len(dst) {
+		t.Fatalf("manifests/crds has %d CRDs, the chart %d: run make manifests", len(src), len(dst))
+	}
+	for _, f := range src {
+		if !bytes.Equal(readFile(t, f), readFile(t, filepath.Join(chartDir, f))) {
+			t.Errorf("%s differs from the chart's copy: run make manifests", f)
+		}
+	}
+}
+
+// helm returns the helm binary that test/k8s/cluster.sh builds.
+func helm(t *testing.T) string {
+	t.Helper()
+	h := filepath.Join(k8stest.Bin(t), "helm")
+	if _, err := os.Stat(h); err != nil {
+		t.Skipf("no helm: run make k8s-tools (%v)", err)
+	}
+	return h
+}
+
+// variant is one way of installing the chart.
+type variant struct {
+	name  string
+	sets  []string
+	files []string
+	check func(t *testing.T, objs []map[string]any)
+}
+
+var variants = []variant{
+	{name: "default", check: func(t *testing.T, objs []map[string]any) {
+		k := kinds(objs)
+		if k["Deployment"] != 2 || k["MutatingWebhookConfiguration"] != 1 || k["CustomResourceDefinition"] != 3 || k["ServiceMonitor"] != 0 {
+			t.Errorf("default install: %v", k)
+		}
+		mwc := find(objs, "MutatingWebhookConfiguration", "default-liqo-relay-inject")
+		wh := get(mwc, "webhooks", 0)
+		if get(wh, "failurePolicy") != "Ignore" || get(wh, "objectSelector", "matchLabels", "networking.liqo.io/component") != "gateway" ||
+			!reflect.DeepEqual(get(wh, "rules", 0, "operations"), []any{"CREATE"}) || get(mwc, "metadata", "annotations") != nil {
+			t.Errorf("webhook configuration: %v", wh)
+		}
+		args := get(find(objs, "Deployment", "default-liqo-relay-inject"), "spec", "template", "spec", "containers", 0, "args")
+		want := []any{"inject", "--listen=:9443", "--namespace=default", "--service=default-liqo-relay-inject",
+			"--webhook-config=default-liqo-relay-inject", "--cert-dir=/tmp/certs", "--sidecar=/etc/relay-inject/sidecar.yaml",
+			"--metrics-listen=:9090", "--health-listen=:8081"}
+		if !reflect.DeepEqual(args, want) {
+			t.Errorf("webhook args %v, want %v", args, want)
+		}
+		op := get(find(objs, "Deployment", "default-liqo-relay-operator"), "spec", "template", "spec", "containers", 0)
+		want = []any{"operator", "--namespace=default", "--leader-elect=true", "--lease-name=liqo-relay-operator",
+			"--metrics-listen=:9090", "--health-listen=:8081"}
+		if !reflect.DeepEqual(get(op, "args"), want) || get(op, "readinessProbe", "httpGet", "path") != "/readyz" {
+			t.Errorf("operator container %v", op)
+		}
+		if sc := sidecar(t, objs); sc["mode"] != "tun" || sc["image"] != "ghcr.io/liqo-relay/relay:0.1.0" {
+			t.Errorf("sidecar %v", sc)
+		}
+	}},
+	{name: "consumer", sets: manifestgen.Bases[0].Sets, check: func(t *testing.T, objs []map[string]any) {
+		k := kinds(objs)
+		if k["Deployment"] != 1 || k["MutatingWebhookConfiguration"] != 0 || find(objs, "Deployment", "consumer-liqo-relay-operator") == nil ||
+			find(objs, "ClusterRole", "liqo-relay") != nil {
+			t.Errorf("consumer install: %v", k)
+		}
+	}},
+	{name: "provider", sets: append([]string{"providerGrant.consumers[0].clusterID=consumer-1"}, manifestgen.Bases[1].Sets...), check: func(t *testing.T, objs []map[string]any) {
+		if find(objs, "Deployment", "provider-liqo-relay-operator") != nil || find(objs, "Deployment", "provider-liqo-relay-inject") == nil {
+			t.Errorf("provider install: %v", kinds(objs))
+		}
+		rb := find(objs, "RoleBinding", "provider-liqo-relay-consumer-operator")
+		if get(rb, "metadata", "namespace") != "liqo-tenant-consumer-1" || get(rb, "subjects", 0, "kind") != "User" || get(rb, "subjects", 0, "name") != "consumer-1" {
+			t.Errorf("consumer grant %v", rb)
+		}
+	}},
+	{name: "certmanager", sets: []string{"inject.certManager.enabled=true", "components.operator.enabled=false"}, check: func(t *testing.T, objs []map[string]any) {
+		if find(objs, "Certificate", "certmanager-liqo-relay-inject") == nil || find(objs, "Issuer", "certmanager-liqo-relay-inject") == nil {
+			t.Errorf("no Certificate/Issuer: %v", kinds(objs))
+		}
+		mwc := find(objs, "MutatingWebhookConfiguration", "certmanager-liqo-relay-inject")
+		if get(mwc, "metadata", "annotations", "cert-manager.io/inject-ca-from") != "certmanager/certmanager-liqo-relay-inject" {
+			t.Errorf("no CA injection annotation: %v", get(mwc, "metadata"))
+		}
+		pod := get(find(objs, "Deployment", "certmanager-liqo-relay-inject"), "spec", "template", "spec")
+		if !contains(get(pod, "containers", 0, "args"), "--cert-manager") || get(pod, "volumes", 0, "secret", "secretName") != "certmanager-liqo-relay-inject-tls" {
+			t.Errorf("webhook pod does not use cert-manager's Secret: %v", pod)
+		}
+	}},
+	{name: "netstack", sets: []string{"sidecar.mode=netstack", "serviceMonitor.enabled=true"}, check: func(t *testing.T, objs []map[string]any) {
+		if sc := sidecar(t, objs); sc["mode"] != "netstack" {
+			t.Errorf("sidecar %v", sc)
+		}
+		if kinds(objs)["ServiceMonitor"] != 2 {
+			t.Errorf("serviceMonitor.enabled: %v", kinds(objs))
+		}
+	}},
+	{name: "template", files: []string{"liqo-template/tenant-values.yaml"}, check: func(t *testing.T, objs []map[string]any) {
+		cm := find(objs, "ConfigMap", manifestgen.RelayConfigMap)
+		if get(cm, "metadata", "namespace") != "liqo-tenant-consumer-1" || find(objs, "ClusterRole", "liqo-relay") == nil {
+			t.Errorf("template tenants: %v", kinds(objs))
+		}
+		svc := find(objs, "Service", "liqo-relay")
+		if get(svc, "spec", "selector", "networking.liqo.io/active") != "true" || get(svc, "spec", "ports", 0, "port") != manifestgen.RelayPort {
+			t.Errorf("relay Service %v", svc)
+		}
+	}},
+}
+
+func contains(list any, s string) bool {
+	l, _ := list.([]any)
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sidecar(t *testing.T, objs []map[string]any) map[string]any {
+	t.Helper()
+	for _, o := range objs {
+		if o["kind"] == "ConfigMap" && get(o, "data", "sidecar.yaml") != nil {
+			var sc map[string]any
+			if err := yaml.Unmarshal([]byte(get(o, "data", "sidecar.yaml").(string)), &sc); err != nil {
+				t.Fatalf("sidecar.yaml: %v", err)
+			}
+			return sc
+		}
+	}
+	t.Fatal("no sidecar ConfigMap")
+	return nil
+}
+
+func (v variant) render(t *testing.T, h string) []byte {
+	t.Helper()
+	args := []string{"template", v.name, chartDir, "--namespace", v.name, "--include-crds"}
+	for _, s := range v.sets {
+		args = append(args, "--set", s)
+	}
+	for _, f := range v.files {
+		args = append(args, "-f", f)
+	}
+	out, err := runHelm(h, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func runHelm(h string, args ...string) ([]byte, error) {
+	var out, errb bytes.Buffer
+	cmd := execCommand(h, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("helm %v: %w\n%s", args, err, errb.String())
+	}
+	return out.Bytes(), nil
+}
+
+func TestChartLint(t *testing.T) {
+	h := helm(t)
+	for _, v := range variants {
+		args := []string{"lint", "--strict", chartDir}
+		for _, s := range v.sets {
+			args = append(args, "--set", s)
+		}
+		for _, f := range v.files {
+			args = append(args, "-f", f)
+		}
+		if out, err := runHelm(h, args...); err != nil {
+			t.Errorf("%s: %v\n%s", v.name, err, out)
+		}
+	}
+}
+
+func TestChartRenders(t *testing.T) {
+	h := helm(t)
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			v.check(t, decodeAll(t, v.name, v.render(t, h)))
+		})
+	}
+}
+
+// TestChartRelayRoleIsTheRelayRole: the relay ClusterRole of the chart has
+// the rules of manifests/rbac/relay-role.yaml (docs/kubernetes.md#rbac),
+// which the Kubernetes tests run the relay under.
+func TestChartRelayRoleIsTheRelayRole(t *testing.T) {
+	objs := decodeAll(t, "default", variants[0].render(t, helm(t)))
+	role := decodeAll(t, "relay-role.yaml", readFile(t, "rbac/relay-role.yaml"))[0]
+	chart := find(objs, "ClusterRole", "liqo-relay")
+	if chart == nil || !reflect.DeepEqual(chart["rules"], role["rules"]) {
+		t.Errorf("the chart's relay ClusterRole rules\n%v\ndiffer from rbac/relay-role.yaml's\n%v", get(chart, "rules"), role["rules"])
+	}
+}
+
+// TestGeneratedFilesAreFresh: the committed kustomize bases and Liqo
+// templates are what `make manifests` writes now.
+func TestGeneratedFilesAreFresh(t *testing.T) {
+	h := helm(t)
+	for _, b := range manifestgen.Bases {
+		files, err := manifestgen.Kustomize(context.Background(), h, chartDir, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range files {
+			if path := filepath.Join("kustomize", b.Name, name); !bytes.Equal(readFile(t, path), data) {
+				t.Errorf("%s is not what the chart renders: run make manifests", path)
+			}
+		}
+	}
+	for _, lt := range manifestgen.LiqoTemplates {
+		out, err := manifestgen.AddRelay(readFile(t, filepath.Join(fixtureDir, lt.Fixture)), lt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if path := filepath.Join("liqo-template", lt.Out); !bytes.Equal(readFile(t, path), out) {
+			t.Errorf("%s is not what its Liqo example renders to: run make manifests", path)
+		}
+	}
+}
+
+// TestLiqoTemplatesKeepLiqo decodes each committed Liqo template and
+// checks it against the Liqo example it derives from: with the relay
+// container and its volumes taken out, and the name and namespace set
+// back, it is the example, so no Liqo container (gateway, wireguard,
+// geneve) was dropped or changed. It then checks what the relay needs.
+func TestLiqoTemplatesKeepLiqo(t *testing.T) {
+	for _, lt := range manifestgen.LiqoTemplates {
+		t.Run(lt.Out, func(t *testing.T) {
+			fixture := decodeAll(t, lt.Fixture, readFile(t, filepath.Join(fixtureDir, lt.Fixture)))
+			got := decodeAll(t, lt.Out, readFile(t, filepath.Join("liqo-template", lt.Out)))
+			if len(fixture) != 1 || len(got) != 1 {
+				t.Fatalf("%d objects in the example, %d in the template", len(fixture), len(got))
+			}
+			obj := got[0]
+			if get(obj, "metadata", "namespace") != manifestgen.LiqoNamespace || get(obj, "metadata", "name") != lt.Name {
+				t.Errorf("metadata %v", obj["metadata"])
+			}
+			pod, err := manifestgen.PodSpec(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var liqo, relays []any
+			for _, c := range pod["containers"].([]any) {
+				if get(c, "name") == manifestgen.RelayContainer {
+					relays = append(relays, c)
+				} else {
+					liqo = append(liqo, c)
+				}
+			}
+			if len(relays) != 1 {
+				t.Fatalf("%d relay containers", len(relays))
+			}
+			for _, name := range []string{"gateway", "wireguard", "geneve"} {
+				found := false
+				for _, c := range liqo {
+					found = found || get(c, "name") == name
+				}
+				if !found {
+					t.Errorf("Liqo's %s container is missing", name)
+				}
+			}
+			relay := relays[0].(map[string]any)
+			checkRelayContainer(t, relay, pod)
+
+			// Put the example's identity back and take the relay out: what
+			// is left must be Liqo's example exactly.
+			pod["containers"] = liqo
+			var vols []any
+			for _, v := range pod["volumes"].([]any) {
+				if n, _ := get(v, "name").(string); len(n) < 6 || n[:6] != "relay-" {
+					vols = append(vols, v)
+				}
+			}
+			if vols == nil {
+				delete(pod, "volumes")
+			} else {
+				pod["volumes"] = vols
+			}
+			meta := obj["metadata"].(map[string]any)
+			meta["name"] = get(fixture[0], "metadata", "name")
+			delete(meta, "namespace")
+			if !reflect.DeepEqual(obj, fixture[0]) {
+				a, _ := yaml.Marshal(obj)
+				b, _ := yaml.Marshal(fixture[0])
+				t.Errorf("without the relay, the template differs from Liqo's example:\n%s\nwant\n%s", a, b)
+			}
+		})
+	}
+}
+
+// checkRelayContainer checks the relay sidecar of a template against the
+// relay's file of tenant-values.yaml (ports, probes, mount) and TUN mode's
+// needs (NET_ADMIN, /dev/net/tun, root).
+func checkRelayContainer(t *testing.T, c, pod map[string]any) {
+	t.Helper()
+	cfg := tenantConfig(t)
+	ports := map[string]int{}
+	for _, p := range c["ports"].([]any) {
+		ports[get(p, "name").(string)] = get(p, "containerPort").(int)
+	}
+	if ports["relay-wg"] != int(cfg.ListenPort) {
+		t.Errorf("container port relay-wg %d, relay listenPort %d", ports["relay-wg"], cfg.ListenPort)
+	}
+	_, mp, _ := net.SplitHostPort(cfg.Admin.MetricsListen)
+	_, ap, _ := net.SplitHostPort(cfg.Admin.Listen)
+	for name, p := range ports {
+		if strconv.Itoa(p) == ap {
+			t.Errorf("container port %s exposes admin.listen %s", name, cfg.Admin.Listen)
+		}
+	}
+	for _, probe := range []string{"livenessProbe", "readinessProbe"} {
+		if port := get(c, probe, "httpGet", "port"); port != "relay-metrics" || strconv.Itoa(ports["relay-metrics"]) != mp {
+			t.Errorf("%s on port %v (%d), want admin.metricsListen %s", probe, port, ports["relay-metrics"], mp)
+		}
+	}
+	if !contains(get(c, "args"), manifestgen.RelayConfigDir+"/relay.yaml") || !contains(get(c, "args"), "--kubernetes") {
+		t.Errorf("args %v", c["args"])
+	}
+	if get(c, "securityContext", "runAsUser") != 0 || !reflect.DeepEqual(get(c, "securityContext", "capabilities", "add"), []any{"NET_ADMIN"}) {
+		t.Errorf("TUN mode needs root with NET_ADMIN: %v", c["securityContext"])
+	}
+	mounts := map[string]string{}
+	for _, m := range c["volumeMounts"].([]any) {
+		mounts[get(m, "name").(string)] = get(m, "mountPath").(string)
+	}
+	vols := map[string]any{}
+	for _, v := range pod["volumes"].([]any) {
+		vols[get(v, "name").(string)] = v
+	}
+	if mounts["relay-dev-net-tun"] != "/dev/net/tun" || get(vols["relay-dev-net-tun"], "hostPath", "path") != "/dev/net/tun" {
+		t.Errorf("no /dev/net/tun: mounts %v", mounts)
+	}
+	if mounts["relay-config"] != manifestgen.RelayConfigDir || get(vols["relay-config"], "configMap", "name") != manifestgen.RelayConfigMap {
+		t.Errorf("the relay's file: mounts %v, volume %v", mounts, vols["relay-config"])
+	}
+}
+
+// tenantConfig parses the relay's file of tenant-values.yaml with the
+// relay's own parser.
+func tenantConfig(t *testing.T) *config.Config {
+	t.Helper()
+	var v struct {
+		LiqoTemplate struct {
+			Tenants []struct {
+				Config map[string]any `yaml:"config"`
+			} `yaml:"tenants"`
+		} `yaml:"liqoTemplate"`
+	}
+	if err := yaml.Unmarshal(readFile(t, "liqo-template/tenant-values.yaml"), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.LiqoTemplate.Tenants) == 0 {
+		t.Fatal("tenant-values.yaml has no liqoTemplate.tenants")
+	}
+	data, _ := yaml.Marshal(v.LiqoTemplate.Tenants[0].Config)
+	cfg, err := config.Parse(data)
+	if err != nil {
+		t.Fatalf("tenant-values.yaml: the relay's file is invalid:\n%v", err)
+	}
+	if cfg.Mode != config.ModeTUN || cfg.PrivateKeySecret.Name == "" {
+		t.Errorf("tenant-values.yaml: mode %s, privateKeySecret %+v", cfg.Mode, cfg.PrivateKeySecret)
+	}
+	return cfg
 }

@@ -1,0 +1,67 @@
+{{/* The chart's name. */}}
+{{- define "liqo-relay.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The release's base name for objects. */}}
+{{- define "liqo-relay.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else if contains (include "liqo-relay.name" .) .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name (include "liqo-relay.name" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "liqo-relay.operator" -}}{{ include "liqo-relay.fullname" . | trunc 54 | trimSuffix "-" }}-operator{{- end -}}
+{{- define "liqo-relay.inject" -}}{{ include "liqo-relay.fullname" . | trunc 56 | trimSuffix "-" }}-inject{{- end -}}
+{{- define "liqo-relay.consumerGrant" -}}{{ include "liqo-relay.fullname" . | trunc 47 | trimSuffix "-" }}-consumer-operator{{- end -}}
+
+{{/* The relay image. */}}
+{{- define "liqo-relay.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{/* Labels on every object; call with (dict "ctx" . "component" "x"). */}}
+{{- define "liqo-relay.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "liqo-relay.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/version: {{ .ctx.Values.image.tag | default .ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+app.kubernetes.io/part-of: liqo-relay
+{{- if .component }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+{{- end -}}
+
+{{/* Selector labels of a component's pods. */}}
+{{- define "liqo-relay.selector" -}}
+app.kubernetes.io/name: {{ include "liqo-relay.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* The container securityContext of the operator and the webhook. */}}
+{{- define "liqo-relay.restricted" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* Liveness and readiness probes on the health port; call with (dict "live" .. "ready" ..). */}}
+{{- define "liqo-relay.probes" -}}
+livenessProbe:
+  httpGet: {path: /healthz, port: health}
+  {{- toYaml .live | nindent 2 }}
+readinessProbe:
+  httpGet: {path: /readyz, port: health}
+  {{- toYaml .ready | nindent 2 }}
+{{- end -}}
