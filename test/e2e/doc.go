@@ -23,4 +23,7 @@
 // nodes, Geneve-like links, Liqo's remapping NAT, IP mappings, unknown-source
 // masquerade, policy rules with Liqo's table IDs and auto-priorities), with
 // overlapping pod CIDRs, and checks docs/liqo-addressing.md §10 both ways.
+// TestE2ELiqoDataPathKubernetes runs the same checks with the relays in
+// Kubernetes mode, an API server per provider, and the RelayPeers the
+// consumer's operator would write (computed with pkg/kube/podmap).
 package e2e

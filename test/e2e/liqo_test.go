@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/netns"
 	"github.com/liqo-relay/relay/pkg/kube/podmap"
 )
@@ -44,12 +45,22 @@ func lqRelayConfig(r *Relay, p, peer *lqProvider, side podmap.Side) string {
 	return b.String()
 }
 
-// lqRelays creates and starts the two relays in the gateway pods.
-func (m *lqModel) lqRelays(t *testing.T) (ra, rb *Relay) {
+// lqStarter starts the two relays in the gateway pods, with the peers the
+// operator would write (podmap), and returns them and how to stop them.
+type lqStarter func(t *testing.T, m *lqModel) (ra, rb *Relay, stop func())
+
+// lqSides are the Sides the Relay helpers need for the gateway pods.
+func (m *lqModel) lqSides() (sa, sb *Side) {
+	sa = &Side{Name: m.a.name, NS: m.a.gw, Overlay: aOverlay, Exports: lqPodCIDR}
+	sb = &Side{Name: m.b.name, NS: m.b.gw, Overlay: bOverlay, Exports: lqPodCIDR}
+	return sa, sb
+}
+
+// lqFileRelays runs `relay run -c FILE` with the peer in the file.
+func lqFileRelays(t *testing.T, m *lqModel) (ra, rb *Relay, stop func()) {
 	t.Helper()
 	res := m.mapping(t)
-	sa := &Side{Name: m.a.name, NS: m.a.gw, Overlay: aOverlay}
-	sb := &Side{Name: m.b.name, NS: m.b.gw, Overlay: bOverlay}
+	sa, sb := m.lqSides()
 	ra = &Relay{Side: sa, Peer: sb, t: t}
 	rb = &Relay{Side: sb, Peer: sa, t: t}
 	for _, r := range []*Relay{ra, rb} {
@@ -65,7 +76,77 @@ func (m *lqModel) lqRelays(t *testing.T) (ra, rb *Relay) {
 	rb.writeFile(lqRelayConfig(rb, m.b, m.a, res.B))
 	ra.Start()
 	rb.Start()
-	return ra, rb
+	return ra, rb, func() { ra.Stop(); rb.Stop() }
+}
+
+// lqKubeRelays runs `relay run -c FILE --kubeconfig` against an API server
+// per provider (started in the gateway pod's namespace) and writes the
+// RelayPeers as the consumer's operator would.
+func lqKubeRelays(t *testing.T, m *lqModel) (ra, rb *Relay, stop func()) {
+	t.Helper()
+	res := m.mapping(t)
+	sa, sb := m.lqSides()
+	pa, pb := StartProvider(t, sa), StartProvider(t, sb)
+	ra = lqStartKubeRelay(t, pa, m.a, sb)
+	rb = lqStartKubeRelay(t, pb, m.b, sa)
+	pubA, pubB := pa.PublishedKey(t), pb.PublishedKey(t)
+	pa.ApplyPeer(t, sb, lqPeerSpec(m.b, sb, res.A, pubB))
+	pb.ApplyPeer(t, sa, lqPeerSpec(m.a, sa, res.B, pubA))
+	return ra, rb, func() { pa.StopRelay(t); pb.StopRelay(t) }
+}
+
+// lqStartKubeRelay is Provider.StartRelay with the liqo section, the admin
+// metrics listener, and allowedPeerPrefixes that admit the provider's view
+// of C's external CIDR.
+func lqStartKubeRelay(t *testing.T, p *Provider, lp *lqProvider, peer *Side) *Relay {
+	t.Helper()
+	r := &Relay{Side: p.Side, Peer: peer, Dir: t.TempDir(), t: t}
+	r.Config = filepath.Join(r.Dir, "relay.yaml")
+	r.writeFile(fmt.Sprintf(`name: %s
+privateKeySecret: {name: relay-key}
+listenPort: %d
+mode: tun
+addresses: [%s/32]
+exports: [%s]
+allowedPeerPrefixes: [%s, 100.80.0.0/16]
+admin: {listen: %s, metricsListen: 127.0.0.1:9587}
+log: {level: info, format: text}
+liqo:
+  consumer: {cidr: %s, source: %s, via: %s}
+`, lp.name, relayPort, p.Side.Overlay, lqPodCIDR, lp.cfg.remoteExt.status, adminAddr, lqExtCIDR, lp.gwIP, lqTunnelC))
+	r.Proc = p.Side.NS.Start(t, p.Side.Name, relayBin(t), "run", "-c", r.Config,
+		"--kubeconfig", p.RelayKubeconfig, "--namespace", kubeNamespace)
+	waitFor(t, 30*time.Second, p.Side.Name+" admin server answers", func() (bool, string) {
+		select {
+		case <-r.Proc.Done():
+			t.Fatalf("%s exited early:\n%s", p.Side.Name, r.Proc.Output())
+		default:
+		}
+		_, err := r.Status()
+		return err == nil, fmt.Sprint(err)
+	})
+	p.Relay = r
+	return r
+}
+
+// lqPeerSpec is the RelayPeer for peer: its pods as podmap maps them, its
+// relay's overlay address, our pods as it sees them, and the two paths.
+func lqPeerSpec(peer *lqProvider, ps *Side, side podmap.Side, pub string) v1alpha1.RelayPeerSpec {
+	spec := v1alpha1.RelayPeerSpec{
+		PublicKey: pub,
+		Paths: []v1alpha1.Path{
+			{Name: "direct", Endpoint: fmt.Sprintf("%s:%d", peer.direct, relayPort)},
+			{Name: "consumer", Endpoint: fmt.Sprintf("%s:%d", peer.gwExt, relayPort), Bias: v1alpha1.Duration(defaultBias["consumer"])},
+		},
+	}
+	for _, q := range side.Prefixes {
+		spec.Prefixes = append(spec.Prefixes, v1alpha1.Prefix(q.String()))
+	}
+	spec.Prefixes = append(spec.Prefixes, v1alpha1.Prefix(ps.Overlay+"/32"))
+	for _, mp := range side.SeesUs {
+		spec.SeesUs = append(spec.SeesUs, v1alpha1.Mapping{Real: v1alpha1.Prefix(mp.Real.String()), As: v1alpha1.Prefix(mp.As.String())})
+	}
+	return spec
 }
 
 // lqLeftovers lists what the Liqo integration leaves in a gateway pod.
@@ -118,13 +199,26 @@ func (c *lqConn) roundTrip(msg string) error {
 	return nil
 }
 
-// TestE2ELiqoDataPath runs the relays in TUN mode, with a liqo section,
-// inside the gateway pods of a namespace model of Liqo's data path
-// (liqomodel.go), with overlapping pod CIDRs on A and B, and checks both
-// halves of docs/liqo-addressing.md §10: connections move between the
-// relay's paths transparently, and the fall back to Liqo's path serves new
-// connections while the relay's pinned ones are reset.
+// TestE2ELiqoDataPath runs the relays in TUN mode, with a liqo section and
+// their peer in the file, inside the gateway pods of a namespace model of
+// Liqo's data path (liqomodel.go), with overlapping pod CIDRs on A and B,
+// and checks both halves of docs/liqo-addressing.md §10: connections move
+// between the relay's paths transparently, and the fall back to Liqo's path
+// serves new connections while the relay's pinned ones are reset.
 func TestE2ELiqoDataPath(t *testing.T) {
+	runLiqoDataPath(t, lqFileRelays)
+}
+
+// TestE2ELiqoDataPathKubernetes is TestE2ELiqoDataPath with the relays in
+// Kubernetes mode (`relay run --kubeconfig`), each against its provider's
+// own API server, and the RelayPeers written by the test as the consumer's
+// operator would write them.
+func TestE2ELiqoDataPathKubernetes(t *testing.T) {
+	requireK8sTools(t)
+	runLiqoDataPath(t, lqKubeRelays)
+}
+
+func runLiqoDataPath(t *testing.T, start lqStarter) {
 	requirePing(t)
 	if _, err := exec.LookPath("nft"); err != nil {
 		t.Skip("needs nft (Debian nftables)")
@@ -144,7 +238,7 @@ func TestE2ELiqoDataPath(t *testing.T) {
 		t.Fatalf("over Liqo's modelled path b1 sees %s, want %s", got, liqoSource)
 	}
 
-	ra, rb := m.lqRelays(t)
+	ra, rb, stop := start(t, m)
 	ra.WaitActive("direct", 30*time.Second)
 	rb.WaitActive("direct", 30*time.Second)
 
@@ -247,8 +341,7 @@ func TestE2ELiqoDataPath(t *testing.T) {
 
 	t.Run("relays stopped: Liqo's path", func(t *testing.T) {
 		m.a.cgw.Run(t, "nft", "delete", "table", "inet", "block-relay")
-		ra.Stop()
-		rb.Stop()
+		stop()
 		for _, gw := range []*netns.NS{m.a.gw, m.b.gw} {
 			if left := lqLeftovers(t, gw); len(left) > 0 {
 				t.Errorf("after stop, %s still has:\n%s", gw.Name, strings.Join(left, "\n"))
