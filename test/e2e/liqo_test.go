@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -61,17 +60,7 @@ func lqFileRelays(t *testing.T, m *lqModel) (ra, rb *Relay, stop func()) {
 	t.Helper()
 	res := m.mapping(t)
 	sa, sb := m.lqSides()
-	ra = &Relay{Side: sa, Peer: sb, t: t}
-	rb = &Relay{Side: sb, Peer: sa, t: t}
-	for _, r := range []*Relay{ra, rb} {
-		r.spec.privateKey, r.PubKey = keyPair(t)
-		r.Dir = t.TempDir()
-		r.Config = filepath.Join(r.Dir, "relay.yaml")
-		if err := os.WriteFile(filepath.Join(r.Dir, "key"), []byte(r.spec.privateKey+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ra.peerPub, rb.peerPub = rb.PubKey, ra.PubKey
+	ra, rb = relayPair(t, sa, sb, RelaySpec{}, RelaySpec{})
 	ra.writeFile(lqRelayConfig(ra, m.a, m.b, res.A))
 	rb.writeFile(lqRelayConfig(rb, m.b, m.a, res.B))
 	ra.Start()
@@ -100,9 +89,7 @@ func lqKubeRelays(t *testing.T, m *lqModel) (ra, rb *Relay, stop func()) {
 // of C's external CIDR.
 func lqStartKubeRelay(t *testing.T, p *Provider, lp *lqProvider, peer *Side) *Relay {
 	t.Helper()
-	r := &Relay{Side: p.Side, Peer: peer, Dir: t.TempDir(), t: t}
-	r.Config = filepath.Join(r.Dir, "relay.yaml")
-	r.writeFile(fmt.Sprintf(`name: %s
+	return p.startRelayWith(t, peer, fmt.Sprintf(`name: %s
 privateKeySecret: {name: relay-key}
 listenPort: %d
 mode: tun
@@ -114,19 +101,6 @@ log: {level: info, format: text}
 liqo:
   consumer: {cidr: %s, source: %s, via: %s}
 `, lp.name, relayPort, p.Side.Overlay, lqPodCIDR, lp.cfg.remoteExt.status, adminAddr, lqExtCIDR, lp.gwIP, lqTunnelC))
-	r.Proc = p.Side.NS.Start(t, p.Side.Name, relayBin(t), "run", "-c", r.Config,
-		"--kubeconfig", p.RelayKubeconfig, "--namespace", kubeNamespace)
-	waitFor(t, 30*time.Second, p.Side.Name+" admin server answers", func() (bool, string) {
-		select {
-		case <-r.Proc.Done():
-			t.Fatalf("%s exited early:\n%s", p.Side.Name, r.Proc.Output())
-		default:
-		}
-		_, err := r.Status()
-		return err == nil, fmt.Sprint(err)
-	})
-	p.Relay = r
-	return r
 }
 
 // lqPeerSpec is the RelayPeer for peer: its pods as podmap maps them, its
