@@ -123,6 +123,9 @@ func (m *Manager) SetPeer(name string, prefixes []netip.Prefix, reachable bool) 
 		return ErrClosed
 	}
 	p := m.peer(name)
+	if _, ok := m.resets[name]; !ok {
+		m.resets[name] = 0 // the series exists from the peer's first appearance
+	}
 	was := p.reachable
 	p.prefixes, p.reachable = v4(prefixes), reachable
 	if err := m.writeTable(); err != nil {
@@ -165,13 +168,12 @@ func (m *Manager) RemovePeer(name string) error {
 		return nil
 	}
 	delete(m.peers, name)
-	if err := m.writeTable(); err != nil {
-		return err
+	err := m.writeTable()
+	if err == nil && p.reachable {
+		err = m.resetLocked(name, p.prefixes)
 	}
-	if p.reachable {
-		return m.resetLocked(name, p.prefixes)
-	}
-	return nil
+	delete(m.resets, name)
+	return err
 }
 
 // Ensure repairs what someone else changed: the nft table when it is gone,

@@ -187,6 +187,9 @@ func TestManagerResetsPinnedConnections(t *testing.T) {
 	if err := m.SetPeer("b", peer, true); err != nil {
 		t.Fatal(err)
 	}
+	if got, ok := m.Stats().Resets["b"]; !ok || got != 0 {
+		t.Errorf("Resets[b] = %d, %v before any withdrawal; want 0, present", got, ok)
+	}
 	flows := []struct {
 		src, dst string
 		mark     uint32
@@ -241,5 +244,15 @@ func TestManagerResetsPinnedConnections(t *testing.T) {
 	// The peer's prefixes left the pinning set.
 	if out := ns.Run(t, "nft", "list", "set", "ip", "liqo-relay", "peers"); strings.Contains(out, "10.92.0.12") {
 		t.Errorf("withdrawn peer still pinned:\n%s", out)
+	}
+}
+
+// A consumer route left by an earlier run goes when the new run has none.
+func TestManagerRemovesStaleConsumerRoute(t *testing.T) {
+	ns := gatewayNS(t)
+	ns.Run(t, "ip", "route", "add", "10.70.0.0/16", "dev", "liqo-tunnel", "table", "20002")
+	newManager(t, ns, nil)
+	if out := ns.Run(t, "ip", "route", "show", "table", "20002"); strings.TrimSpace(out) != "" {
+		t.Errorf("stale consumer route kept:\n%s", out)
 	}
 }

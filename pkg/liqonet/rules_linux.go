@@ -168,7 +168,12 @@ func (m *Manager) deleteRules(keep []*netlink.Rule) error {
 func (m *Manager) ensureConsumerRoute() (changed bool, err error) {
 	c := m.opts.Consumer
 	if c.IsZero() {
-		return false, nil
+		// A route left by an earlier run that had one goes.
+		have, err := m.h.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: m.opts.ConsumerTable}, netlink.RT_FILTER_TABLE)
+		if err != nil || len(have) == 0 {
+			return false, err
+		}
+		return true, flushTable(m.h, m.opts.ConsumerTable)
 	}
 	link, err := m.h.LinkByName(m.opts.Tunnel)
 	if err != nil {
