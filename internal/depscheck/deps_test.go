@@ -53,7 +53,7 @@ var confined = map[string][]string{
 	"k8s.io/apimachinery/":           {module + "/pkg/kube/", module + "/api/", module + "/test/"},
 	"sigs.k8s.io/":                   {module + "/pkg/kube/", module + "/test/"},
 	module + "/api/":                 {module + "/pkg/kube/", module + "/test/", module + "/api/"},
-	"github.com/vishvananda/netlink": {module + "/pkg/tun", module + "/internal/netns"},
+	"github.com/vishvananda/netlink": {module + "/pkg/tun", module + "/pkg/liqonet", module + "/internal/netns"}, // kernel shells
 	// The image builder (make image) is build tooling: the relay never
 	// links it.
 	"github.com/google/go-containerregistry": {module + "/build/"},

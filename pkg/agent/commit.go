@@ -45,6 +45,11 @@ func (a *Agent) commit(pl *plan) {
 			old = nil
 		}
 		a.dp.bind.SetPeer(name, bindPaths(st))
+		if a.dp.liqo != nil {
+			if err := a.dp.liqo.setMapped(name, st.cfg.SeesUs); err != nil {
+				a.log.Error("pinning the peer's mapped sources", "peer", name, "err", err)
+			}
+		}
 		hs := healthSettings(st.cfg.Health)
 		specs := make([]failover.PathSpec, len(st.cfg.Paths))
 		for i, p := range st.cfg.Paths {

@@ -28,6 +28,7 @@ type dataplane struct {
 	pipe   *pipe.Device
 	ns     *tun.Netstack // netstack mode
 	routes routeTable    // tun mode (a *tun.RouteManager); nil in netstack mode
+	liqo   *liqoRoutes   // also routes, with a liqo section; else nil
 }
 
 // buildDataplane creates the devices for cfg. On error everything already
@@ -62,6 +63,14 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 		}
 		undo = append(undo, func() { _ = rm.Close() })
 		dp.routes = rm
+		if cfg.Liqo.Enabled {
+			lr, err := newLiqoRoutes(cfg, rm, opts.Metrics, log)
+			if err != nil {
+				return nil, err
+			}
+			undo = append(undo, func() { _ = lr.net.Close() })
+			dp.routes, dp.liqo = lr, lr
+		}
 		inner = k
 	case config.ModeNetstack:
 		dial := opts.NetstackDial

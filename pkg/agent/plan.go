@@ -126,6 +126,9 @@ func (a *Agent) immutableChanges(cfg *config.Config) error {
 	if cfg.Mode == config.ModeTUN && old.Tun != cfg.Tun {
 		bad = append(bad, "tun")
 	}
+	if old.Liqo != cfg.Liqo {
+		bad = append(bad, "liqo")
+	}
 	if cfg.Mode == config.ModeNetstack && old.Netstack != cfg.Netstack {
 		bad = append(bad, "netstack")
 	}

@@ -63,7 +63,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	m := d.fields(n, "",
 		"name", "privateKey", "privateKeyFile", "listenPort", "mode",
 		"addresses", "mtu", "tun", "netstack", "exports", "admin", "log",
-		"health", "peers", "privateKeySecret", "allowedPeerPrefixes")
+		"health", "peers", "privateKeySecret", "allowedPeerPrefixes", "liqo")
 	if m == nil {
 		return
 	}
@@ -93,6 +93,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	if n := m["netstack"]; n != nil {
 		d.netstack(n, &c.Netstack)
 	}
+	d.liqo(m, c)
 	d.setPrefixes(m, "", "exports", &c.Exports)
 	d.admin(m, &c.Admin)
 	if n := m["log"]; n != nil {

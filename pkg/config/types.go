@@ -71,6 +71,8 @@ type Config struct {
 	MTU       int
 	// Tun is used in ModeTUN only.
 	Tun Tun
+	// Liqo is the Liqo gateway integration (TUN mode); see liqo.go.
+	Liqo Liqo
 	// Netstack is used in ModeNetstack only.
 	Netstack Netstack
 	// Exports are the local prefixes that peers may reach through us.

@@ -61,6 +61,7 @@ func (c *Config) validate(e *errList) {
 	case ModeNetstack:
 		c.Netstack.validate(e)
 	}
+	c.validateLiqo(e)
 	c.validateAdmin(e)
 	switch c.Log.Level {
 	case LogLevelDebug, LogLevelInfo, LogLevelWarn, LogLevelError:

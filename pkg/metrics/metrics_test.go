@@ -362,5 +362,8 @@ func metricsWithEverySeries() *metrics.Metrics {
 	m.ProbeRejected()
 	m.ConfigReload(true)
 	m.NetstackSource(func() metrics.NetstackCounters { return metrics.NetstackCounters{} })
+	m.LiqoSource(func() metrics.LiqoCounters {
+		return metrics.LiqoCounters{Resets: map[string]uint64{"b": 0}}
+	})
 	return m
 }

@@ -17,4 +17,13 @@
 // provider's namespace by test/k8s/cluster.sh, and stands in for the
 // consumer's operator by writing the RelayPeers. It needs the binaries of
 // `make k8s-tools` and skips without them (fails in CI).
+//
+// TestE2ELiqoDataPath runs the relays (file configuration, a liqo section)
+// in the gateway pods of a model of Liqo v1.2.0's data path (liqomodel.go:
+// nodes, Geneve-like links, Liqo's remapping NAT, IP mappings, unknown-source
+// masquerade, policy rules with Liqo's table IDs and auto-priorities), with
+// overlapping pod CIDRs, and checks docs/liqo-addressing.md §10 both ways.
+// TestE2ELiqoDataPathKubernetes runs the same checks with the relays in
+// Kubernetes mode, an API server per provider, and the RelayPeers the
+// consumer's operator would write (computed with pkg/kube/podmap).
 package e2e

@@ -169,9 +169,15 @@ log: {level: info, format: text}
 // the provider's namespace and waits until its admin server answers.
 func (p *Provider) StartRelay(t *testing.T, peer *Side) *Relay {
 	t.Helper()
+	return p.startRelayWith(t, peer, kubeRelayYAML(p.Side))
+}
+
+// startRelayWith is StartRelay with the given configuration file.
+func (p *Provider) startRelayWith(t *testing.T, peer *Side, yaml string) *Relay {
+	t.Helper()
 	r := &Relay{Side: p.Side, Peer: peer, Dir: t.TempDir(), t: t}
 	r.Config = filepath.Join(r.Dir, "relay.yaml")
-	r.writeFile(kubeRelayYAML(p.Side))
+	r.writeFile(yaml)
 	r.Proc = p.Side.NS.Start(t, p.Side.Name, relayBin(t), "run", "-c", r.Config,
 		"--kubeconfig", p.RelayKubeconfig, "--namespace", kubeNamespace)
 	waitFor(t, 30*time.Second, p.Side.Name+" admin server answers", func() (bool, string) {

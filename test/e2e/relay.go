@@ -100,8 +100,18 @@ type Relay struct {
 // Relays creates the two relays' keys and config files (not yet started).
 func (top *Topology) Relays(t *testing.T, specA, specB RelaySpec) (a, b *Relay) {
 	t.Helper()
-	a = &Relay{Side: top.A, Peer: top.B, spec: specA, t: t}
-	b = &Relay{Side: top.B, Peer: top.A, spec: specB, t: t}
+	a, b = relayPair(t, top.A, top.B, specA, specB)
+	a.WriteConfig(a.spec)
+	b.WriteConfig(b.spec)
+	return a, b
+}
+
+// relayPair creates two relays for sides sa and sb, each with a key pair and
+// a directory holding its key file, and tells each the other's public key.
+func relayPair(t *testing.T, sa, sb *Side, specA, specB RelaySpec) (a, b *Relay) {
+	t.Helper()
+	a = &Relay{Side: sa, Peer: sb, spec: specA, t: t}
+	b = &Relay{Side: sb, Peer: sa, spec: specB, t: t}
 	for _, r := range []*Relay{a, b} {
 		r.spec.privateKey, r.PubKey = keyPair(t)
 		r.Dir = t.TempDir()
@@ -111,8 +121,6 @@ func (top *Topology) Relays(t *testing.T, specA, specB RelaySpec) (a, b *Relay) 
 		}
 	}
 	a.peerPub, b.peerPub = b.PubKey, a.PubKey
-	a.WriteConfig(a.spec)
-	b.WriteConfig(b.spec)
 	return a, b
 }
 

@@ -1,0 +1,13 @@
+// Package liqonet fits a TUN-mode relay into a Liqo gateway pod's network
+// namespace (docs/liqo-addressing.md, §7): the nftables table that pins a
+// relay-carried connection on its first packet ahead of Liqo's NAT, the
+// policy rules that route pinned, injected and consumer-path packets, kept
+// ahead of Liqo's rules by watching rule notifications, the copy of Liqo's
+// per-node pod routes that lets packets injected into the TUN reach pods on
+// every node, and the reset of pinned connections when the relay withdraws a
+// peer, which cannot survive the fall back to Liqo's path.
+//
+// The kernel state belongs to the network namespace a Manager was created
+// in. nftables is programmed with the nft binary (nft -f -), routes, rules
+// and conntrack over netlink.
+package liqonet

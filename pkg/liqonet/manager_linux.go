@@ -1,0 +1,323 @@
+//go:build linux
+
+package liqonet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// netlinkTimeout bounds every netlink request (see pkg/tun).
+const netlinkTimeout = 5 * time.Second
+
+// peerState is what the manager remembers of one peer.
+type peerState struct {
+	prefixes  []netip.Prefix
+	mapped    []netip.Prefix
+	reachable bool
+}
+
+// Stats are the manager's counters since New.
+type Stats struct {
+	// Reasserts counts the times the relay's policy rules were moved ahead
+	// of a foreign rule that had landed before them.
+	Reasserts uint64
+	// Resets counts, per peer, the pinned connections deleted from
+	// conntrack when the relay withdrew the peer: they cannot survive the
+	// fall back to Liqo's path.
+	Resets map[string]uint64
+}
+
+// Manager owns the relay's Liqo integration state in the kernel (package
+// doc). Methods are safe for concurrent use; after Close they return
+// ErrClosed, except Close, which returns nil.
+type Manager struct {
+	opts   Options
+	log    *slog.Logger
+	h      *netlink.Handle
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu        sync.Mutex
+	closed    bool
+	base      int // priority of our first rule
+	peers     map[string]*peerState
+	reasserts uint64
+	resets    map[string]uint64
+}
+
+// New installs the nft table, the policy rules and the copy of Liqo's
+// routes in the current network namespace and starts watching rule and route
+// changes. Leftovers of an earlier run with the same options are replaced.
+func New(opts Options) (*Manager, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("liqo options: %w", err)
+	}
+	if _, err := exec.LookPath(opts.nftCommand()[0]); err != nil {
+		return nil, fmt.Errorf("liqo: the nft binary is needed to program nftables: %w", err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE, unix.NETLINK_NETFILTER)
+	if err != nil {
+		return nil, fmt.Errorf("liqo: open netlink handle: %w", err)
+	}
+	if err := h.SetSocketTimeout(netlinkTimeout); err != nil {
+		h.Close()
+		return nil, fmt.Errorf("liqo: set netlink timeout: %w", err)
+	}
+	w, err := newWatcher()
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	m := &Manager{
+		opts:   opts,
+		log:    log.With("component", "liqonet", "nftTable", opts.NftTable),
+		h:      h,
+		base:   opts.Priority,
+		peers:  map[string]*peerState{},
+		resets: map[string]uint64{},
+		done:   make(chan struct{}),
+	}
+	err = m.writeTable()
+	if err == nil {
+		_, err = m.ensureLocked(false)
+	}
+	if err != nil {
+		w.close()
+		_ = m.teardown()
+		h.Close()
+		return nil, err
+	}
+	m.log.Info("liqo integration installed", "priority", m.base, "mark", fmt.Sprintf("%#x", opts.Mark))
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	go m.watch(ctx, w)
+	return m, nil
+}
+
+// SetPeer records a peer's prefixes and whether the relay carries it. A
+// reachable peer's prefixes are pinned; when a peer stops being reachable its
+// pinned connections are deleted from conntrack (counted in Stats.Resets):
+// their next packet takes Liqo's path, where the remote pod answers a
+// connection it does not know with a reset.
+func (m *Manager) SetPeer(name string, prefixes []netip.Prefix, reachable bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	p := m.peer(name)
+	if _, ok := m.resets[name]; !ok {
+		m.resets[name] = 0 // the series exists from the peer's first appearance
+	}
+	was := p.reachable
+	p.prefixes, p.reachable = v4(prefixes), reachable
+	if err := m.writeTable(); err != nil {
+		return err
+	}
+	if was && !reachable {
+		return m.resetLocked(name, p.prefixes)
+	}
+	return nil
+}
+
+// SetMapped records the local sources a peer knows (its seesUs reals): only
+// connections from them are pinned, so a pod whose mapping has not arrived
+// keeps Liqo's path.
+func (m *Manager) SetMapped(name string, mapped []netip.Prefix) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	p := m.peer(name)
+	next := v4(mapped)
+	if slices.Equal(p.mapped, next) {
+		return nil
+	}
+	p.mapped = next
+	return m.writeTable()
+}
+
+// RemovePeer forgets a peer, resetting its pinned connections if it was
+// reachable.
+func (m *Manager) RemovePeer(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	p, ok := m.peers[name]
+	if !ok {
+		return nil
+	}
+	delete(m.peers, name)
+	err := m.writeTable()
+	if err == nil && p.reachable {
+		err = m.resetLocked(name, p.prefixes)
+	}
+	delete(m.resets, name)
+	return err
+}
+
+// Ensure repairs what someone else changed: the nft table when it is gone,
+// the policy rules (moved ahead of any foreign rule that landed before them)
+// and the copy of Liqo's routes. repaired reports a change.
+func (m *Manager) Ensure() (repaired bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false, ErrClosed
+	}
+	if !m.tableExists() {
+		m.log.Warn("nft table was removed by someone else: restoring")
+		if err := m.writeTable(); err != nil {
+			return false, err
+		}
+		repaired = true
+	}
+	r, err := m.ensureLocked(true)
+	return repaired || r, err
+}
+
+// Stats returns a copy of the counters.
+func (m *Manager) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := Stats{Reasserts: m.reasserts, Resets: make(map[string]uint64, len(m.resets))}
+	for k, v := range m.resets {
+		s.Resets[k] = v
+	}
+	return s
+}
+
+// Close stops watching and removes the nft table, the rules and the copied
+// routes. Pinned connections keep their conntrack entries; with the rules
+// gone their packets take Liqo's path.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	<-m.done
+	err := m.teardown()
+	m.h.Close()
+	return err
+}
+
+// peer returns the peer's state, creating it. Called with m.mu held.
+func (m *Manager) peer(name string) *peerState {
+	p := m.peers[name]
+	if p == nil {
+		p = &peerState{}
+		m.peers[name] = p
+	}
+	return p
+}
+
+// sets returns the contents of the nft sets. Called with m.mu held.
+func (m *Manager) sets() (peers, mapped []netip.Prefix) {
+	for _, p := range m.peers {
+		if p.reachable {
+			peers = append(peers, p.prefixes...)
+		}
+		mapped = append(mapped, p.mapped...)
+	}
+	return peers, mapped
+}
+
+// writeTable replaces the nft table. Called with m.mu held (or before the
+// manager is shared).
+func (m *Manager) writeTable() error {
+	peers, mapped := m.sets()
+	return m.nft(tableScript(m.opts, peers, mapped))
+}
+
+// tableExists reports whether the relay's nft table is there.
+func (m *Manager) tableExists() bool {
+	c := m.opts.nftCommand()
+	return exec.Command(c[0], append(c[1:], "list", "table", "ip", m.opts.NftTable)...).Run() == nil
+}
+
+// ensureLocked reasserts the rules and syncs the route copy. Called with
+// m.mu held.
+func (m *Manager) ensureLocked(started bool) (bool, error) {
+	moved, err := m.ensureRules(started)
+	if err != nil {
+		return moved, err
+	}
+	routed, err := m.ensureConsumerRoute()
+	if err != nil {
+		return moved || routed, err
+	}
+	copied, err := m.syncInTable()
+	return moved || routed || copied, err
+}
+
+// teardown removes everything the manager installs; missing pieces are
+// fine.
+func (m *Manager) teardown() error {
+	var errs []error
+	if m.tableExists() {
+		if err := m.nft(fmt.Sprintf("delete table ip %s\n", m.opts.NftTable)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := m.deleteRules(nil); err != nil {
+		errs = append(errs, err)
+	}
+	for _, t := range []int{m.opts.InTable, m.opts.ConsumerTable} {
+		if err := flushTable(m.h, t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// nft runs an nft script.
+func (m *Manager) nft(script string) error {
+	c := m.opts.nftCommand()
+	cmd := exec.Command(c[0], append(c[1:], "-f", "-")...)
+	cmd.Stdin = strings.NewReader(script)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("nft -f: %w: %s", err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// flushTable deletes every IPv4 route of table.
+func flushTable(h *netlink.Handle, table int) error {
+	routes, err := h.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: table}, netlink.RT_FILTER_TABLE)
+	if err != nil {
+		return fmt.Errorf("list routes of table %d: %w", table, err)
+	}
+	var errs []error
+	for i := range routes {
+		if err := h.RouteDel(&routes[i]); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("delete route %s from table %d: %w", routes[i].Dst, table, err))
+		}
+	}
+	return errors.Join(errs...)
+}
