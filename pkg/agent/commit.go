@@ -45,6 +45,7 @@ func (a *Agent) commit(pl *plan) {
 			old = nil
 		}
 		a.dp.bind.SetPeer(name, bindPaths(st))
+		st.second = "" // SetPeer starts without copies; the next round decides again
 		hs := healthSettings(st.cfg.Health)
 		specs := make([]failover.PathSpec, len(st.cfg.Paths))
 		for i, p := range st.cfg.Paths {
