@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -231,6 +232,17 @@ func TestPerfScaleHub(t *testing.T) {
 	}
 	if err := os.WriteFile(os.Getenv("SCALE_HUB_ADDR"), []byte(a.AdminAddr().String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if prof := os.Getenv("SCALE_HUB_PROFILE"); prof != "" { // a CPU profile of the hub, for a second look
+		f, err := os.Create(prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes it
 	cancel()
