@@ -294,25 +294,23 @@ func (s *Selector) PathInfo(peer, path string) (PathInfo, bool) {
 // also simply Tick after every batch of observations and on a fixed beat.
 func (s *Selector) NextDeadline() time.Time {
 	var next time.Time
-	earliest := func(t time.Time) {
-		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
-		}
-	}
-	for _, name := range s.order {
-		earliest(s.peers[name].deadline())
+	for _, p := range s.byOrder {
+		next = earlier(next, p.deadline())
 	}
 	return next
+}
+
+// earlier returns the earlier of a and b, where zero means none.
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // deadline is the peer's part of NextDeadline; zero if none.
 func (p *peerState) deadline() time.Time {
 	var next time.Time
-	earliest := func(t time.Time) {
-		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
-		}
-	}
 	for _, st := range p.paths {
 		if !st.betterSince.IsZero() {
 			t := st.betterSince.Add(p.s.BetterHold)
@@ -321,10 +319,10 @@ func (p *peerState) deadline() time.Time {
 					t = f
 				}
 			}
-			earliest(t)
+			next = earlier(next, t)
 		}
 		if p.dampening() {
-			earliest(st.merit.reuseAt(p.s.Dampening))
+			next = earlier(next, st.merit.reuseAt(p.s.Dampening))
 		}
 	}
 	return next

@@ -256,12 +256,7 @@ func TestPerfScaleHub(t *testing.T) {
 func starConfig(relays []*federation.Relay, hops [][]*federation.Path, i int, healthCfg string) string {
 	r := relays[i]
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: %s\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [%s]\nexports: [%s]\n",
-		r.Name, r.Key, r.Port, r.Overlay, r.Exports)
-	if healthCfg != "" {
-		fmt.Fprintf(&b, "health: %s\n", healthCfg)
-	}
-	b.WriteString("peers:\n")
+	writeHead(&b, r, healthCfg)
 	peer := func(p *federation.Relay, s int) {
 		fmt.Fprintf(&b, "  - name: %s\n    publicKey: %s\n    prefixes: [%s, %s]\n    paths:\n", p.Name, p.Key.PublicKey(), p.Overlay, p.Exports)
 		fmt.Fprintf(&b, "      - {name: direct, endpoint: \"127.0.0.1:%d\"}\n", p.Port)
@@ -361,18 +356,5 @@ func procCPU(t *testing.T, pid int) float64 {
 // procRSS is process pid's resident set size in bytes.
 func procRSS(t *testing.T, pid int) float64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatalf("reading the hub's status: %v", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
-			if err != nil {
-				t.Fatalf("VmRSS %q: %v", rest, err)
-			}
-			return kb * 1024
-		}
-	}
-	return 0
+	return statusRSS(t, fmt.Sprintf("/proc/%d/status", pid))
 }
