@@ -7,6 +7,9 @@
 #   failover median interruption at default probe settings  <= 350 ms
 #   relay TUN / stock wireguard-go goodput (medians)        >= 0.95
 #   path switches on a flapping link, ours / naive          ours < naive / 10
+#   failover with redundancy: duplicate, packets lost        0
+#   TCP goodput dip at a cut with redundancy: duplicate      < 100 ms
+#   hub CPU per 1000 directed paths (idle peers, defaults)   < 5 % of a core
 #
 # This is a gate on benchmark figures, run at the end of `make perf` and
 # `make perf-quick`; tests make no timing assertions. perf/gate-test.sh
@@ -51,6 +54,19 @@ row "path switches on a flapping link, ours / naive" flapping \
 	'if (.lowestCost.switches|type) == "number" and (.naive.switches|type) == "number" then "\(.lowestCost.switches) / \(.naive.switches)" else null end' \
 	'if (.lowestCost.switches|type) == "number" and (.naive.switches|type) == "number" then .lowestCost.switches * 10 < .naive.switches else null end' \
 	'ours < naive / 10'
+
+row "redundant failover, packets lost" failover-redundant \
+	'.summary.lostPackets | if type == "number" then "\(.) packets over the cuts" else null end' \
+	'.summary.lostPackets as $l | if ($l|type) == "number" then $l == 0 else null end' \
+	'0'
+row "redundant TCP goodput dip at a cut" failover-tcp-redundant \
+	'.dip.durationMs | if type == "number" then "\(.) ms" else null end' \
+	'.dip.durationMs as $d | if ($d|type) == "number" then $d < 100 else null end' \
+	'< 100 ms'
+row "hub CPU per 1000 directed paths" scale-star \
+	'.summary as $s | $s.hubCpuPercentPer1000Paths | if type == "number" then "\(.*100|round/100) % of a core (measured at \($s.hubPaths) paths)" else null end' \
+	'.summary.hubCpuPercentPer1000Paths as $c | if ($c|type) == "number" then $c < 5 else null end' \
+	'< 5 % of a core'
 
 if [ $bad != 0 ]; then
 	echo "gate: FAILED ($M results in $R)"

@@ -84,6 +84,9 @@ quick)
 	scenario 55 flapping FLAP_SECONDS=20
 	scenario 35 wanem-ceiling CEIL_RUNS=2 CEIL_SECONDS=3
 	scenario 60 scale "SCALE_RELAYS=4 8" SCALE_SECONDS=8
+	scenario 60 scale-star "STAR_PEERS=25" SCALE_SECONDS=8
+	scenario 75 failover FAILOVER_CUTS=3 FAILOVER_SPACING=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
+	scenario 40 failover-tcp FT_SECONDS=12 FT_CUT_AT=4 FT_RESTORE_AT=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
 	;;
 full)
 	scenario 150 latency LAT_COUNT=600
@@ -95,6 +98,9 @@ full)
 	scenario 280 flapping FLAP_SECONDS=120
 	scenario 150 wanem-ceiling CEIL_RUNS=5 CEIL_SECONDS=5
 	scenario 120 scale "SCALE_RELAYS=5 10 20" SCALE_SECONDS=20
+	scenario 300 scale-star "STAR_PEERS=25 50 125 250" SCALE_SECONDS=20
+	scenario 300 failover FAILOVER_CUTS=20 RESULT=redundant-full "PERF_HEALTH={redundancy: duplicate}"
+	scenario 75 failover-tcp FT_SECONDS=25 FT_CUT_AT=8 FT_RESTORE_AT=16 RESULT=redundant-full "PERF_HEALTH={redundancy: duplicate}"
 	;;
 esac
 

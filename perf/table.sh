@@ -10,8 +10,8 @@ fmt() { jq -r "$1 // \"$na\"" "$2" 2>/dev/null || echo "$na"; }
 
 lat=$(f latency) fo=$(f failover) tp=$(f throughput) fl=$(f flapping) ce=$(f wanem-ceiling) ft=$(f failover-tcp)
 any=${lat:-${fo:-${tp:-${fl:-${ce:-$ft}}}}}
-sc=$(f scale)
-any=${any:-$sc}
+sc=$(f scale) red=$(f failover-redundant) redtcp=$(f failover-tcp-redundant) st=$(f scale-star)
+any=${any:-${sc:-${red:-${redtcp:-$st}}}}
 [ -n "$any" ] || die "no results for mode $M in $R"
 # Every result names the commit it was measured at; list them all, so a
 # table mixing commits, or dirty trees, says so.
@@ -44,6 +44,16 @@ for fo in "$R/failover-$M.json" "${probes[@]}"; do
 done
 if [ -n "$ft" ]; then
 	echo "| TCP goodput dip at a cut: duration, min (iperf3, 100 ms intervals; below 10% of the pre-cut median $(fmt '.dip.preCutMedianMbps|round' "$ft") Mbit/s) | $(fmt '"\(.dip.durationMs) ms, \(.dip.minMbps) Mbit/s; after the restore \(.failbackDip.durationMs) ms; relay A failed back \((.switches[] | select(.reason=="failback") | .atS) - .restoreAtS | . * 1000 | round) ms after it"' "$ft") | |"
+fi
+if [ -n "$red" ]; then
+	echo "| failover with \`redundancy: duplicate\` (a 5 ms ping stream over $(jq -r .settings.cuts "$red") cuts of direct): packets lost / interruption median, max | $(fmt '"\(.summary.lostPackets) / \(.summary.interruptionMs.p50), \(.summary.interruptionMs.max) ms"' "$red") | 0 lost |"
+fi
+if [ -n "$redtcp" ]; then
+	echo "| TCP goodput dip at a cut with \`redundancy: duplicate\` (below 10% of the pre-cut median) | $(fmt '"\(.dip.durationMs) ms; after the restore \(.failbackDip.durationMs) ms"' "$redtcp") | < 100 ms |"
+fi
+if [ -n "$st" ]; then
+	jq -r '.runs[] | "| scale, one relay with \(.peers) idle peers x \(.pathsPerPeer) paths (\(.hubPaths) directed paths), hub process alone: CPU / per 1000 paths / probes per path | \(.hubCpuPercent*100|round/100) % of a core / \(.hubCpuPercentPer1000Paths*100|round/100) % / \(.hubProbesPerSecondPerPath*100|round/100) req/s | < 5 % at 1000 paths |"' "$st" 2>/dev/null ||
+		echo "| scale-star | $na | |"
 fi
 if [ -n "$fl" ]; then
 	echo "| path switches, flapping direct link ($(jq -r .settings.seconds "$fl") s): ours / naive | $(fmt '"\(.lowestCost.switches) / \(.naive.switches) (stream loss \(.lowestCost.stream.loss) / \(.naive.stream.loss))"' "$fl") | ours ≪ naive |"

@@ -185,6 +185,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	dp.bind.SetProbePredicate(health.IsProbe)
 	dp.bind.SetProbeHandler(a.handleProbe)
+	dp.bind.SetClock(a.clock.Now) // dates received data for demand mode (LastRx)
 	a.cfg = &config.Config{Name: cfg.Name, PrivateKey: cfg.PrivateKey, Health: cfg.Health}
 	if err := a.apply(cfg, resolved, true); err != nil {
 		return nil, err

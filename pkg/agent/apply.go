@@ -22,6 +22,9 @@ type peerState struct {
 	nextSlot  int
 	reachable bool
 	rxSeen    map[netip.AddrPort]uint64 // passive evidence: packets seen per source
+	traffic   trafficState              // idleness (demand.go)
+	dup       failover.Duplicator       // redundant sending (redundancy.go)
+	second    string                    // the path copies go to; "" none
 }
 
 type pathState struct {

@@ -45,6 +45,7 @@ func (a *Agent) commit(pl *plan) {
 			old = nil
 		}
 		a.dp.bind.SetPeer(name, bindPaths(st))
+		st.second = "" // SetPeer starts without copies; the next round decides again
 		if a.dp.liqo != nil {
 			if err := a.dp.liqo.setMapped(name, st.cfg.SeesUs); err != nil {
 				a.log.Error("pinning the peer's mapped sources", "peer", name, "err", err)

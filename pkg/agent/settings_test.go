@@ -90,6 +90,13 @@ func nonDefault(t *testing.T, name string, v reflect.Value) string {
 				return string(s)
 			}
 		}
+	case name == "redundancy":
+		for _, s := range []failover.Redundancy{failover.RedundancyDuplicate, failover.RedundancyAuto} {
+			if string(s) != v.String() {
+				v.SetString(string(s))
+				return string(s)
+			}
+		}
 	}
 	t.Fatalf("%s: no non-default value known for a %v: extend nonDefault", name, v.Type())
 	return ""

@@ -17,6 +17,9 @@ import (
 func (a *Agent) step(now time.Time) {
 	a.dueBuf = a.mon.Due(now, a.dueBuf[:0])
 	for _, p := range a.dueBuf {
+		if a.replacedByTraffic(p, now) {
+			continue
+		}
 		a.sendProbe(p)
 	}
 	a.transBuf = a.mon.Tick(now, a.transBuf[:0])
@@ -33,6 +36,7 @@ func (a *Agent) step(now time.Time) {
 		a.log.Info("path state", "peer", t.ID.Peer, "path", path, "up", t.Up)
 		a.metrics.PathUp(t.ID.Peer, path, t.Up)
 		a.observe(st, i, now)
+		a.updateRedundancy(st, now, false) // the second-best path may have changed
 	}
 	for _, ev := range a.sel.Tick(now) {
 		a.act(ev, now)
@@ -68,6 +72,7 @@ func (a *Agent) act(ev failover.Event, now time.Time) {
 		}
 		a.metrics.PeerReachable(ev.Peer, true)
 	}
+	a.updateRedundancy(st, now, troubleSwitch(ev.Reason))
 	if wasReachable != st.reachable && a.dp.routes != nil {
 		if err := a.dp.routes.SetPeer(ev.Peer, st.cfg.Prefixes, st.reachable); err != nil {
 			a.log.Error("updating routes", "peer", ev.Peer, "reachable", st.reachable, "err", err)
@@ -187,6 +192,8 @@ func (a *Agent) housekeep(now time.Time) {
 			}
 		})
 		a.metrics.PeerBytes(name, rx, a.dp.bind.TxBytes(name))
+		a.trackIdle(st, srcs, now)
+		a.updateRedundancy(st, now, false)
 		for i, p := range st.cfg.Paths {
 			if s, ok := a.mon.Stats(st.pathID(i)); ok {
 				a.metrics.PathStats(name, p.Name, s.Loss, s.ProbesLost)

@@ -149,6 +149,7 @@ func TestDocumentedDefaultsAreInForce(t *testing.T) {
 			"### Probing schedule":          "",
 			"### Rules":                     "",
 			"### Flap dampening (RFC 2439)": "dampening.",
+			"## Redundant sending":          "",
 		},
 	}
 	settings := healthSettings()

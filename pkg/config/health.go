@@ -101,6 +101,9 @@ func healthProblems(h Health) []healthProblem {
 	default:
 		add("selector", "%q is not a selector (%s or %s)", h.Selector, SelectorLowestCost, SelectorNaive)
 	}
+	if !h.Redundancy.Valid() {
+		add("redundancy", "%q is not a redundancy mode (%s, %s or %s)", h.Redundancy, failover.RedundancyOff, failover.RedundancyDuplicate, failover.RedundancyAuto)
+	}
 	if d := h.Dampening; d.Enabled {
 		if !positive(d.Penalty) {
 			add("dampening.penalty", "%v is not a positive number", d.Penalty)

@@ -122,7 +122,7 @@ func (d *decoder) health(n *yaml.Node, path string, h *Health) {
 	m := d.fields(n, path,
 		"interval", "idleInterval", "detectMultiplier", "upThreshold",
 		"betterMargin", "betterMarginRatio", "betterHold", "failbackHold",
-		"lossPenalty", "selector", "dampening")
+		"lossPenalty", "selector", "dampening", "redundancy")
 	if m == nil {
 		return
 	}
@@ -136,6 +136,7 @@ func (d *decoder) health(n *yaml.Node, path string, h *Health) {
 	d.setDuration(m, path, "failbackHold", &h.FailbackHold)
 	d.setDuration(m, path, "lossPenalty", &h.LossPenalty)
 	d.setString(m, path, "selector", (*string)(&h.Selector))
+	d.setString(m, path, "redundancy", (*string)(&h.Redundancy))
 	if n := m["dampening"]; n != nil {
 		dp := field(path, "dampening")
 		if t := d.fields(n, dp, "enabled", "penalty", "halfLife", "suppress", "reuse"); t != nil {

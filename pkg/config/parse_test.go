@@ -153,6 +153,7 @@ func TestParseValid(t *testing.T) {
 		{"dampening off with odd values", head + "health: {dampening: {enabled: false, reuse: 5000}}\n",
 			func(c *Config) bool { return !c.Health.Dampening.Enabled && c.Health.Dampening.Suppress == 3500 }},
 		{"naive selector", head + "health: {selector: naive}\n", func(c *Config) bool { return c.Health.Selector == SelectorNaive }},
+		{"redundancy auto", head + "health: {redundancy: auto}\n", func(c *Config) bool { return c.Health.Redundancy == "auto" }},
 		{"peer overrides dampening subset", onePeer + "    health: {dampening: {halfLife: 1s}}\n",
 			func(c *Config) bool {
 				d := c.Peers[0].Health.Dampening
@@ -270,6 +271,8 @@ func TestParseInvalid(t *testing.T) {
 		{"ratio nan", head + "health: {betterMarginRatio: .nan}\n", []string{`health.betterMarginRatio: ".nan" is not a finite number`}},
 		{"ratio string", head + "health: {betterMarginRatio: ten}\n", []string{`health.betterMarginRatio: "ten" is not a finite number`}},
 		{"selector", head + "health: {selector: fastest}\n", []string{`health.selector: "fastest" is not a selector`}},
+		{"redundancy", head + "health: {redundancy: twice}\n", []string{`health.redundancy: "twice" is not a redundancy mode`}},
+		{"peer redundancy", onePeer + "    health: {redundancy: always}\n", []string{`peers[0].health.redundancy: "always" is not a redundancy mode`}},
 		{"dampening reuse", head + "health: {dampening: {reuse: 4000}}\n", []string{"health.dampening.reuse: 4000 is not below suppress 3500"}},
 		{"dampening halfLife", head + "health: {dampening: {halfLife: 0s}}\n", []string{"health.dampening.halfLife: 0s is not positive"}},
 		{"dampening penalty", head + "health: {dampening: {penalty: -1, suppress: 0}}\n",

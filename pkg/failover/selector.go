@@ -47,14 +47,27 @@ type peerState struct {
 	active   string       // "" when unreachable or never chosen
 	chosen   bool         // a path was ever chosen
 	leftDown string       // the path we left because it went down, for failback
+
+	// Tick decides only for peers that may have something to decide:
+	// observed (or reconfigured) since their last decision, or whose
+	// deadline (a hold maturing, a dampened path reusable) has come.
+	// Without either, decide would return nothing: every other rule
+	// depends on observations alone. With many peers this keeps a Tick,
+	// which the agent runs on every wake, from costing O(peers).
+	dirty bool
+	due   time.Time // zero: none
 }
 
 // Selector keeps the path choice of every peer of one relay. It is not safe
 // for concurrent use: the shell's owner goroutine drives it.
 type Selector struct {
-	def   Settings
-	peers map[string]*peerState
-	order []string // sorted peer names: Tick visits peers deterministically
+	def     Settings
+	peers   map[string]*peerState
+	order   []string     // sorted peer names: Tick visits peers deterministically
+	byOrder []*peerState // the peers of order, in that order (no map lookup per Tick)
+	// lastTick is the latest Tick's now: PathInfo reports penalties as of
+	// then.
+	lastTick time.Time
 }
 
 // New returns a Selector whose peers use s unless SetPeer gives them their
@@ -77,8 +90,10 @@ func (s *Selector) SetPeer(peer string, paths []PathSpec, ps Settings) {
 		s.peers[peer] = p
 		i, _ := slices.BinarySearch(s.order, peer)
 		s.order = slices.Insert(s.order, i, peer)
+		s.byOrder = slices.Insert(s.byOrder, i, p)
 	}
 	p.s = ps
+	p.dirty = true
 	old := p.paths
 	p.paths = make([]*pathState, 0, len(paths))
 	for _, spec := range paths {
@@ -109,6 +124,7 @@ func (s *Selector) RemovePeer(peer string) {
 	delete(s.peers, peer)
 	if i, found := slices.BinarySearch(s.order, peer); found {
 		s.order = slices.Delete(s.order, i, i+1)
+		s.byOrder = slices.Delete(s.byOrder, i, i+1)
 	}
 }
 
@@ -135,6 +151,7 @@ func (s *Selector) Observe(peer, path string, o Observation, now time.Time) {
 	}
 	was := st.obs.Up
 	st.obs = o
+	p.dirty = true
 	switch {
 	case was && !o.Up:
 		st.upSince = time.Time{}
@@ -204,8 +221,17 @@ func (p *peerState) best() *pathState {
 // Tick makes the decisions due at now and returns them (nil if none).
 func (s *Selector) Tick(now time.Time) []Event {
 	var evs []Event
-	for _, name := range s.order {
-		if ev, ok := s.peers[name].decide(now); ok {
+	if now.After(s.lastTick) {
+		s.lastTick = now
+	}
+	for _, p := range s.byOrder {
+		if !p.dirty && (p.due.IsZero() || now.Before(p.due)) {
+			continue
+		}
+		ev, ok := p.decide(now)
+		p.dirty = false
+		p.due = p.deadline()
+		if ok {
 			evs = append(evs, ev)
 		}
 	}
@@ -246,9 +272,15 @@ func (s *Selector) PathInfo(peer, path string) (PathInfo, bool) {
 	if st == nil {
 		return PathInfo{}, false
 	}
-	info := PathInfo{Cost: p.cost(st), Penalty: st.merit.value, UpSince: st.upSince}
+	// The figure as of the last Tick, which may not have decided for this
+	// peer (Tick skips peers with nothing to decide): decay a copy.
+	m := st.merit
+	if p.dampening() {
+		m.decay(p.s.Dampening, s.lastTick)
+	}
+	info := PathInfo{Cost: p.cost(st), Penalty: m.value, UpSince: st.upSince}
 	switch {
-	case p.dampening() && st.merit.suppressed:
+	case p.dampening() && m.suppressed:
 		info.State = Dampened
 	case st.obs.Up:
 		info.State = Up
@@ -262,26 +294,35 @@ func (s *Selector) PathInfo(peer, path string) (PathInfo, bool) {
 // also simply Tick after every batch of observations and on a fixed beat.
 func (s *Selector) NextDeadline() time.Time {
 	var next time.Time
-	earliest := func(t time.Time) {
-		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
-		}
+	for _, p := range s.byOrder {
+		next = earlier(next, p.deadline())
 	}
-	for _, name := range s.order {
-		p := s.peers[name]
-		for _, st := range p.paths {
-			if !st.betterSince.IsZero() {
-				t := st.betterSince.Add(p.s.BetterHold)
-				if st.spec.Name == p.leftDown {
-					if f := st.upSince.Add(p.s.FailbackHold); f.After(t) {
-						t = f
-					}
+	return next
+}
+
+// earlier returns the earlier of a and b, where zero means none.
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// deadline is the peer's part of NextDeadline; zero if none.
+func (p *peerState) deadline() time.Time {
+	var next time.Time
+	for _, st := range p.paths {
+		if !st.betterSince.IsZero() {
+			t := st.betterSince.Add(p.s.BetterHold)
+			if st.spec.Name == p.leftDown {
+				if f := st.upSince.Add(p.s.FailbackHold); f.After(t) {
+					t = f
 				}
-				earliest(t)
 			}
-			if p.dampening() {
-				earliest(st.merit.reuseAt(p.s.Dampening))
-			}
+			next = earlier(next, t)
+		}
+		if p.dampening() {
+			next = earlier(next, st.merit.reuseAt(p.s.Dampening))
 		}
 	}
 	return next

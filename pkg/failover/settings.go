@@ -25,6 +25,9 @@ type Settings struct {
 	Selector Algorithm
 	// Dampening of flapping paths (RFC 2439).
 	Dampening Dampening
+	// Redundancy: RedundancyOff (also when empty), RedundancyDuplicate or
+	// RedundancyAuto (redundancy.go).
+	Redundancy Redundancy
 }
 
 // Algorithm names a path selection algorithm: the value of
@@ -113,6 +116,7 @@ func DefaultSettings() Settings {
 		FailbackHold:      DefaultFailbackHold,
 		LossPenalty:       DefaultLossPenalty,
 		Selector:          DefaultSelector,
+		Redundancy:        RedundancyOff,
 		Dampening: Dampening{
 			Enabled:  DefaultDampeningEnabled,
 			Penalty:  DefaultDampeningPenalty,

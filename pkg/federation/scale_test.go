@@ -284,12 +284,7 @@ func scaleMesh(t *testing.T, n int) ([]*federation.Relay, map[[2]int]*federation
 func scaleConfig(relays []*federation.Relay, i int, consumer map[[2]int]*federation.Path, healthCfg string) string {
 	r := relays[i]
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: %s\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [%s]\nexports: [%s]\n",
-		r.Name, r.Key, r.Port, r.Overlay, r.Exports)
-	if healthCfg != "" {
-		fmt.Fprintf(&b, "health: %s\n", healthCfg)
-	}
-	b.WriteString("peers:\n")
+	writeHead(&b, r, healthCfg)
 	for j, p := range relays {
 		if j == i {
 			continue
@@ -299,6 +294,16 @@ func scaleConfig(relays []*federation.Relay, i int, consumer map[[2]int]*federat
 		fmt.Fprintf(&b, "      - {name: consumer, endpoint: \"%s\"}\n", consumer[[2]int{i, j}].Endpoint(r.Name))
 	}
 	return b.String()
+}
+
+// writeHead writes relay r's config up to its peers: list.
+func writeHead(b *strings.Builder, r *federation.Relay, healthCfg string) {
+	fmt.Fprintf(b, "name: %s\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [%s]\nexports: [%s]\n",
+		r.Name, r.Key, r.Port, r.Overlay, r.Exports)
+	if healthCfg != "" {
+		fmt.Fprintf(b, "health: %s\n", healthCfg)
+	}
+	b.WriteString("peers:\n")
 }
 
 // pathsUp counts, over every relay, the paths to its peers that are up.
@@ -377,9 +382,15 @@ func cpuTime(t *testing.T) float64 {
 // vmRSS is the process's resident set size in bytes, from /proc/self/status.
 func vmRSS(t *testing.T) float64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
+	return statusRSS(t, "/proc/self/status")
+}
+
+// statusRSS is the VmRSS of a /proc/PID/status file, in bytes.
+func statusRSS(t *testing.T, path string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("reading /proc/self/status: %v", err)
+		t.Fatalf("reading %s: %v", path, err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
@@ -391,6 +402,6 @@ func vmRSS(t *testing.T) float64 {
 			return kb * 1024
 		}
 	}
-	t.Fatal("no VmRSS in /proc/self/status")
+	t.Fatalf("no VmRSS in %s", path)
 	return 0
 }

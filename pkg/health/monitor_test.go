@@ -25,8 +25,8 @@ func TestMonitorProbeAnswerUp(t *testing.T) {
 		t.Fatalf("Due = %+v, want one probe on %v", probes, pa)
 	}
 	// Idle: the next probe is 375..500ms later.
-	if d := m.NextDeadline().Sub(t0); d < 375*time.Millisecond || d > 500*time.Millisecond {
-		t.Fatalf("next idle probe in %v, want 375..500ms", d)
+	if d := m.NextDeadline().Sub(t0); d < 370*time.Millisecond || d > 500*time.Millisecond {
+		t.Fatalf("next idle probe in %v, want 370..500ms (75..100%%, rounded down to the 5ms probe grid)", d)
 	}
 	if _, ok := m.OnReply(pa, probes[0].Nonce+1, t0.Add(time.Millisecond)); ok {
 		t.Fatal("reply with a nonce never sent was accepted")
@@ -94,8 +94,8 @@ func TestMonitorActiveScheduleAndDetection(t *testing.T) {
 		return at.Before(cut)
 	})
 	for i := 1; i < len(sends); i++ {
-		if d := sends[i].Sub(sends[i-1]); d < 75*time.Millisecond || d > 100*time.Millisecond {
-			t.Fatalf("probe %d sent %v after the previous, want 75..100ms", i, d)
+		if d := sends[i].Sub(sends[i-1]); d < 70*time.Millisecond || d > 100*time.Millisecond {
+			t.Fatalf("probe %d sent %v after the previous, want 70..100ms (75..100%%, rounded down to the 5ms grid)", i, d)
 		}
 	}
 	if len(tr) != 2 || !tr[0].Up || tr[1].Up {
@@ -213,8 +213,8 @@ func TestMonitorSetPathKeepsState(t *testing.T) {
 	if got := m.Due(at, nil); len(got) != 1 {
 		t.Fatalf("Due after a settings change = %+v, want one probe", got)
 	}
-	if d := m.NextDeadline().Sub(at); d < 187*time.Millisecond || d > 250*time.Millisecond {
-		t.Fatalf("next probe in %v, want 187..250ms", d)
+	if d := m.NextDeadline().Sub(at); d < 182*time.Millisecond || d > 250*time.Millisecond {
+		t.Fatalf("next probe in %v, want 182..250ms (75..100%%, rounded down to the 5ms grid)", d)
 	}
 }
 

@@ -41,6 +41,8 @@ type Metrics struct {
 	reachable      *prometheus.GaugeVec
 	handshakes     *prometheus.CounterVec
 	peerBytes      *cumulative
+	redundantPkts  *cumulative
+	redundantBytes *cumulative
 	dropped        *cumulative
 	translated     *cumulative
 	mssClamped     *cumulative
@@ -116,6 +118,10 @@ func New(opts ...Option) *Metrics {
 		}, []string{"peer", "reason"}),
 		peerBytes: newCumulative(namespace+"_peer_bytes_total",
 			"Bytes exchanged with the peer over WireGuard, by direction (rx or tx).", "peer", "direction"),
+		redundantPkts: newCumulative(namespace+"_redundant_packets_total",
+			"Copies of WireGuard data messages sent to the peer over its second path (redundant sending)", "peer"),
+		redundantBytes: newCumulative(namespace+"_redundant_bytes_total",
+			"Bytes on the wire of the copies sent to the peer over its second path (redundant sending)", "peer"),
 		dropped: newCumulative(namespace+"_packets_dropped_total",
 			"Packets the router refused, by reason.", "reason"),
 		translated: newCumulative(namespace+"_translated_packets_total",
@@ -146,7 +152,7 @@ func New(opts ...Option) *Metrics {
 	m.reg.MustRegister(
 		m.pathUp, m.pathActive, m.pathRTT, m.pathLoss,
 		m.probesSent, m.probesLost, m.probesRejected, m.probesDropped, m.switches,
-		m.reachable, m.handshakes, m.peerBytes,
+		m.reachable, m.handshakes, m.peerBytes, m.redundantPkts, m.redundantBytes,
 		m.dropped, m.translated, m.mssClamped, reloads, buildInfo,
 		m.netstack, m.liqo,
 		collectors.NewGoCollector(),

@@ -361,9 +361,38 @@ func metricsWithEverySeries() *metrics.Metrics {
 	m.PathActive("b", "direct", true)
 	m.ProbeRejected()
 	m.ConfigReload(true)
+	m.Redundant("b", 3, 300)
 	m.NetstackSource(func() metrics.NetstackCounters { return metrics.NetstackCounters{} })
 	m.LiqoSource(func() metrics.LiqoCounters {
 		return metrics.LiqoCounters{Resets: map[string]uint64{"b": 0}}
 	})
 	return m
+}
+
+func TestRedundantCumulativeAndRemoved(t *testing.T) {
+	m := metrics.New()
+	m.Redundant("b", 10, 1000)
+	m.Redundant("b", 4, 400) // the Bind's counters restarted (peer re-added)
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, s := range f.GetMetric() {
+			if s.GetCounter() != nil {
+				got[f.GetName()] = s.GetCounter().GetValue()
+			}
+		}
+	}
+	if got["relay_redundant_packets_total"] != 14 || got["relay_redundant_bytes_total"] != 1400 {
+		t.Fatalf("got %v, want 14 packets and 1400 bytes (a reset carries on)", got)
+	}
+	m.RemovePeer("b")
+	fams, _ = m.Registry().Gather()
+	for _, f := range fams {
+		if strings.HasPrefix(f.GetName(), "relay_redundant_") && len(f.GetMetric()) > 0 {
+			t.Fatalf("%s still exported after RemovePeer", f.GetName())
+		}
+	}
 }

@@ -133,6 +133,8 @@ func (m *Metrics) RemovePeer(peer string) {
 	isPeer := func(v []string) bool { return v[0] == peer }
 	m.probesLost.deleteMatching(isPeer)
 	m.peerBytes.deleteMatching(isPeer)
+	m.redundantPkts.deleteMatching(isPeer)
+	m.redundantBytes.deleteMatching(isPeer)
 }
 
 func b2f(b bool) float64 {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -41,4 +42,26 @@ func RandomLinks(seed uint64, peers int, start time.Time, dur time.Duration) map
 		links[fmt.Sprintf("peer-%02d", i)] = ls
 	}
 	return links
+}
+
+// RandomTraffic gives every link of links traffic windows over [start,
+// end): bursts of 1..20 s separated by silences of 0.5..10 s, drawn from
+// seed, so that demand mode switches between replacing probes and probing.
+func RandomTraffic(seed uint64, links map[string][]*Link, start, end time.Time) {
+	r := rand.New(rand.NewPCG(seed, 11))
+	peers := make([]string, 0, len(links))
+	for p := range links {
+		peers = append(peers, p)
+	}
+	slices.Sort(peers) // map order would make the draw depend on more than the seed
+	for _, p := range peers {
+		for _, l := range links[p] {
+			at := start.Add(time.Duration(r.Int64N(int64(5 * time.Second))))
+			for at.Before(end) {
+				d := time.Second + time.Duration(r.Int64N(int64(19*time.Second)))
+				l.Traffic = append(l.Traffic, Window{at, at.Add(d)})
+				at = at.Add(d + 500*time.Millisecond + time.Duration(r.Int64N(int64(9500*time.Millisecond))))
+			}
+		}
+	}
 }

@@ -35,6 +35,43 @@ type Link struct {
 	Jitter time.Duration
 	Loss   float64
 	Cuts   []Window
+	// Traffic are the windows during which the peer's authenticated data
+	// arrives continuously over the link (unless it is cut). It is seen
+	// only in demand mode (Mesh.Demand), as the shell sees it: at each
+	// probe time, as the arrival time of the latest data.
+	Traffic []Window
+}
+
+// LastRx is the arrival time of the latest data over the link at or before
+// t (zero: none): the supremum of the instants in a traffic window and in
+// no cut. That set is a union of intervals, so the supremum is t itself or
+// the end of one of them.
+func (l *Link) LastRx(t time.Time) time.Time {
+	flows := func(at time.Time) bool {
+		if l.Cut(at) {
+			return false
+		}
+		for _, w := range l.Traffic {
+			if w.contains(at) {
+				return true
+			}
+		}
+		return false
+	}
+	best := time.Time{}
+	try := func(at time.Time) {
+		if !at.After(t) && at.After(best) && flows(at) {
+			best = at
+		}
+	}
+	try(t)
+	for _, w := range l.Traffic {
+		try(w.To.Add(-time.Nanosecond))
+	}
+	for _, c := range l.Cuts {
+		try(c.From.Add(-time.Nanosecond))
+	}
+	return best
 }
 
 // Cut reports whether the link is cut at t.
@@ -74,11 +111,19 @@ type Mesh struct {
 	Monitor  *health.Monitor
 	Selector *failover.Selector
 	Now      time.Time
+	// Demand turns on demand mode: every due probe is first offered to
+	// Monitor.Demand with its link's LastRx, and sent only if kept.
+	Demand bool
 
 	// Events are every selection decision so far; Downs every down
 	// transition of a path.
 	Events []failover.Event
 	Downs  []health.Transition
+	// Ups are every up transition, Answers every probe answer that the
+	// Monitor matched, and Suppressed every probe replaced by traffic.
+	Ups        []health.Transition
+	Answers    map[health.PathID][]time.Time
+	Suppressed int
 
 	rnd    *rand.Rand
 	peers  []string
@@ -100,6 +145,7 @@ func New(seed uint64, start time.Time, hs health.Settings, fs failover.Settings,
 		rnd:      rand.New(rand.NewPCG(seed, 99)),
 		links:    links,
 		active:   map[health.PathID][]Window{},
+		Answers:  map[health.PathID][]time.Time{},
 		since:    map[health.PathID]time.Time{},
 	}
 	for peer := range links {
@@ -157,11 +203,16 @@ func (m *Mesh) Run(end time.Time) error {
 	for !m.Now.After(end) {
 		probes = m.Monitor.Due(m.Now, probes[:0])
 		for _, p := range probes {
+			if m.Demand && m.Monitor.Demand(p, m.links[p.ID.Peer][p.ID.Path].LastRx(m.Now), m.Now) {
+				m.Suppressed++
+				continue
+			}
 			m.transmit(p)
 		}
 		for len(m.air) > 0 && !m.air[0].at.After(m.Now) {
 			a := heap.Pop(&m.air).(arrival)
 			if _, ok := m.Monitor.OnReply(a.p.ID, a.p.Nonce, m.Now); ok {
+				m.Answers[a.p.ID] = append(m.Answers[a.p.ID], m.Now)
 				m.observe(a.p.ID)
 			}
 		}
@@ -171,6 +222,8 @@ func (m *Mesh) Run(end time.Time) error {
 			m.observe(tr.ID)
 			if !tr.Up {
 				m.Downs = append(m.Downs, tr)
+			} else {
+				m.Ups = append(m.Ups, tr)
 			}
 		}
 		for _, ev := range m.Selector.Tick(m.Now) {

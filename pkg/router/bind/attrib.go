@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/netip"
 	"sync/atomic"
+	"time"
 )
 
 // WireGuard message layout (see the WireGuard whitepaper, section 5.4).
@@ -17,6 +18,7 @@ const (
 	minTransportSize = 32 // 16-byte header + 16-byte tag, empty keepalive
 	offSenderIndex   = 4  // initiation and response: our sender index
 	offReceiverIndex = 4  // transport: the receiver's (our) index
+	offCounter       = 8  // transport: the message's counter
 )
 
 // maxIndices is how many session indices are remembered per peer. Each
@@ -42,6 +44,8 @@ type source struct {
 	addr    netip.AddrPort
 	packets atomic.Uint64
 	bytes   atomic.Uint64
+	last    atomic.Int64 // Bind.nanos of the latest credit
+	copies  copyWindow   // counters credited as copies (redundant.go), guarded by the peer's dupRing.mu
 }
 
 // messageType returns the little-endian WireGuard message type, or 0.
@@ -128,15 +132,14 @@ func (b *Bind) forgetIndicesLocked(p *peer) {
 	b.index.Store(&m)
 }
 
-// count adds received data messages from addr to p. It allocates only the
-// first time an address is seen.
-func (p *peer) count(addr netip.AddrPort, packets, bytes uint64) {
-	for i := range p.srcs {
-		if s := p.srcs[i].Load(); s != nil && s.addr == addr {
-			s.packets.Add(packets)
-			s.bytes.Add(bytes)
-			return
-		}
+// count adds received data messages from addr to p, received at now
+// (Bind.nanos). It allocates only the first time an address is seen.
+func (p *peer) count(addr netip.AddrPort, packets, bytes uint64, now int64) {
+	if s := p.sourceOf(addr); s != nil {
+		s.packets.Add(packets)
+		s.bytes.Add(bytes)
+		s.last.Store(now)
+		return
 	}
 	p.srcMu.Lock()
 	defer p.srcMu.Unlock()
@@ -146,6 +149,7 @@ func (p *peer) count(addr netip.AddrPort, packets, bytes uint64) {
 		if s != nil && s.addr == addr { // inserted meanwhile
 			s.packets.Add(packets)
 			s.bytes.Add(bytes)
+			s.last.Store(now)
 			return
 		}
 		if s == nil && slot < 0 {
@@ -159,7 +163,38 @@ func (p *peer) count(addr netip.AddrPort, packets, bytes uint64) {
 	s := &source{addr: addr}
 	s.packets.Add(packets)
 	s.bytes.Add(bytes)
+	s.last.Store(now)
 	p.srcs[slot].Store(s)
+}
+
+// sourceOf returns p's counters for addr, or nil.
+func (p *peer) sourceOf(addr netip.AddrPort) *source {
+	for i := range p.srcs {
+		if s := p.srcs[i].Load(); s != nil && s.addr == addr {
+			return s
+		}
+	}
+	return nil
+}
+
+// LastRx is when authenticated transport data from addr was last credited
+// to the peer, by the bind's clock (SetClock); zero if never (or if the
+// source was replaced). It is the demand-mode input of the agent: traffic
+// that arrived over a path within the interval replaces its probe.
+func (b *Bind) LastRx(peerName string, addr netip.AddrPort) time.Time {
+	p := b.lookup(peerName)
+	if p == nil {
+		return time.Time{}
+	}
+	s := p.sourceOf(addr)
+	if s == nil {
+		return time.Time{}
+	}
+	n := s.last.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return b.clock.Load().base.Add(time.Duration(n))
 }
 
 // RxStats returns the transport data received for the peer, per source

@@ -28,7 +28,7 @@ import (
 // only such messages reach Write. Keepalives (empty data) are authenticated
 // too but wireguard-go consumes them without a Write: they are not credited.
 //
-// A transport message longer than the buffer minus markSize (65495 bytes)
+// A transport message longer than the buffer minus markSize (65479 bytes)
 // leaves no room for a mark; the bind drops it. No peer sends one: it would
 // carry an inner packet of over 65000 bytes, and the relay's MTU is at most
 // 9000.
@@ -42,7 +42,10 @@ import (
 //	 30   2 message size on the wire (little-endian)
 //	 32   1 markV4 or markV6; 0 when no mark is pending
 //	 33   7 zero
-const markSize = 40
+//	 40  16 the message's authentication tag (its last 16 bytes), which
+//	        identifies a copy of the same message sent over another path
+//	        (redundant.go)
+const markSize = 56
 
 const (
 	markV4 = 4
@@ -70,14 +73,18 @@ func mark(buf []byte, size int, src netip.AddrPort) bool {
 	if src.Addr().Is4() {
 		m[32] = markV4
 	}
-	clear(m[33:])
+	clear(m[33:40])
+	copy(m[40:56], buf[size-tagSize:size])
 	return true
 }
+
+// tagSize is the size of a transport message's Poly1305 tag, at its end.
+const tagSize = 16
 
 // readMark returns the source and wire size recorded for the decrypted
 // packet buf (as wireguard-go writes it: transport header in front), and
 // consumes the mark. ok is false when buf carries no mark of its own
-// message.
+// message. The message's tag stays readable with markTag.
 func readMark(buf []byte) (src netip.AddrPort, size int, ok bool) {
 	full := buf[:cap(buf)]
 	if len(buf) < transportHeader || len(buf)+markSize > len(full) {
@@ -94,6 +101,13 @@ func readMark(buf []byte) (src netip.AddrPort, size int, ok bool) {
 		addr = addr.Unmap()
 	}
 	return netip.AddrPortFrom(addr, binary.LittleEndian.Uint16(m[28:])), int(binary.LittleEndian.Uint16(m[30:])), true
+}
+
+// markTag is the tag recorded in buf's mark (valid after readMark).
+func markTag(buf []byte) (tag [tagSize]byte) {
+	full := buf[:cap(buf)]
+	copy(tag[:], full[len(full)-markSize+40:])
+	return tag
 }
 
 // WrapTUN returns dev with a Write that credits each packet to the source
@@ -123,14 +137,18 @@ func (b *Bind) credit(bufs [][]byte) {
 	if m := b.index.Load(); m != nil {
 		index = *m
 	}
-	var run runCount
+	run := runCount{now: b.nanos()}
 	for _, buf := range bufs {
 		src, size, ok := readMark(buf)
 		if !ok {
 			continue
 		}
-		if p := index[binary.LittleEndian.Uint32(buf[offReceiverIndex:])]; p != nil {
+		idx := binary.LittleEndian.Uint32(buf[offReceiverIndex:])
+		if p := index[idx]; p != nil {
 			run.add(p, src, size)
+			if ctr := binary.LittleEndian.Uint64(buf[offCounter:]); sampled(ctr) {
+				p.dupRing().record(idx, ctr, markTag(buf), src)
+			}
 		}
 	}
 	run.flush()

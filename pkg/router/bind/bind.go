@@ -47,12 +47,14 @@ type Bind struct {
 	probe   atomic.Pointer[func(pkt []byte, from netip.AddrPort)]
 	isProbe atomic.Pointer[func([]byte) bool]
 	closed  atomic.Bool
+	clock   atomic.Pointer[clockState]
 }
 
 // New wraps inner. The bind starts closed; wireguard-go opens it.
 func New(inner conn.Bind) *Bind {
 	b := &Bind{inner: inner}
 	b.SetProbePredicate(nil)
+	b.SetClock(nil)
 	return b
 }
 
@@ -133,15 +135,44 @@ func (b *Bind) Send(bufs [][]byte, ep conn.Endpoint) error {
 	if r == nil || r.eps[r.active] == nil {
 		return fmt.Errorf("bind: send to %q: %w", p.name, ErrNoPath)
 	}
-	var n uint64
+	var n, data, dataBytes uint64
 	for _, buf := range bufs {
 		n += uint64(len(buf))
-		if idx, ok := handshakeSenderIndex(buf); ok {
+		if isTransport(buf) {
+			if len(buf) > minTransportSize {
+				data++
+			}
+			dataBytes += uint64(len(buf))
+		} else if idx, ok := handshakeSenderIndex(buf); ok {
 			b.learn(p, idx)
 		}
 	}
 	p.tx.Add(n)
-	return b.inner.Send(bufs, r.eps[r.active])
+	p.txData.Add(data)
+	err := b.inner.Send(bufs, r.eps[r.active])
+	if r.secondary >= 0 && r.eps[r.secondary] != nil && dataBytes > 0 {
+		b.sendCopies(p, bufs, r.eps[r.secondary], dataBytes, n)
+	}
+	return err
+}
+
+// sendCopies sends the transport messages of bufs to ep, the secondary
+// path, best effort: a failure there must not fail the send WireGuard
+// made, which the active path carried.
+func (b *Bind) sendCopies(p *peer, bufs [][]byte, ep conn.Endpoint, dataBytes, total uint64) {
+	copies := bufs
+	if dataBytes != total {
+		copies = make([][]byte, 0, len(bufs)) // a handshake in the batch: rare
+		for _, buf := range bufs {
+			if isTransport(buf) {
+				copies = append(copies, buf)
+			}
+		}
+	}
+	if b.inner.Send(copies, ep) == nil {
+		p.dupPkts.Add(uint64(len(copies)))
+		p.dupBytes.Add(dataBytes)
+	}
 }
 
 // SendTo sends one raw datagram (a probe or probe reply) to an address on

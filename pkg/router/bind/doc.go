@@ -31,4 +31,10 @@
 // received message's buffer with its source, and the TUN wrapper
 // (WrapTUN), through which wireguard-go delivers decrypted packets in those
 // same buffers, credits the source (authrx.go).
+//
+// A peer may have a secondary path (SetSecondary): every transport data
+// message to the peer is then also sent there, and the receiving WireGuard
+// keeps the first copy. The receiving bind credits the other copy to its
+// own source once per counter and drops it before WireGuard
+// (redundant.go).
 package bind

@@ -17,6 +17,12 @@ type peer struct {
 	route atomic.Pointer[route] // nil: no path
 	tx    atomic.Uint64
 
+	// Redundant sending (redundant.go).
+	txData   atomic.Uint64 // transport messages carrying a packet
+	dupPkts  atomic.Uint64 // copies sent to the secondary path
+	dupBytes atomic.Uint64
+	copies   atomic.Pointer[copyRing]
+
 	// indices is a ring of the session indices last learned for this peer
 	// (guarded by Bind.mu).
 	indices [maxIndices]uint32
@@ -32,9 +38,10 @@ type peer struct {
 // route is an immutable snapshot of a peer's paths and its active choice.
 // Send reads it with one atomic load.
 type route struct {
-	paths  []Path
-	eps    []conn.Endpoint // inner endpoints, parsed once per path; nil if unparsable
-	active int
+	paths     []Path
+	eps       []conn.Endpoint // inner endpoints, parsed once per path; nil if unparsable
+	active    int
+	secondary int // copies of transport data go here too; -1: none
 }
 
 // PeerEndpoint is the send endpoint of a logical peer. wireguard-go keeps it
@@ -59,7 +66,9 @@ func (e *PeerEndpoint) ClearSrc() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if r := e.p.route.Load(); r != nil {
-		e.p.route.Store(b.newRoute(r.paths, r.active))
+		n := b.newRoute(r.paths, r.active)
+		n.secondary = r.secondary
+		e.p.route.Store(n)
 	}
 }
 
@@ -114,7 +123,7 @@ func (b *Bind) newRoute(paths []Path, active int) *route {
 	if len(paths) == 0 {
 		return nil
 	}
-	r := &route{paths: append([]Path(nil), paths...), eps: make([]conn.Endpoint, len(paths)), active: active}
+	r := &route{paths: append([]Path(nil), paths...), eps: make([]conn.Endpoint, len(paths)), active: active, secondary: -1}
 	for i, p := range r.paths {
 		if ep, err := b.inner.ParseEndpoint(p.Addr.String()); err == nil {
 			r.eps[i] = ep
@@ -213,6 +222,9 @@ func (b *Bind) SetActive(peerName string, path int) {
 	}
 	next := *r // paths and eps are shared: immutable
 	next.active = path
+	if next.secondary == path {
+		next.secondary = -1
+	}
 	p.route.Store(&next)
 }
 

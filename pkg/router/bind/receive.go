@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"encoding/binary"
 	"errors"
 	"net"
 	"net/netip"
@@ -31,13 +32,28 @@ func (b *Bind) wrapReceive(fn conn.ReceiveFunc) conn.ReceiveFunc {
 func (b *Bind) inspect(bufs [][]byte, sizes []int, eps []conn.Endpoint) {
 	isProbe := *b.isProbe.Load()
 	handler := b.probe.Load()
+	var index map[uint32]*peer
+	var now int64
 	for i, size := range sizes {
 		if size <= 0 {
 			continue
 		}
 		pkt := bufs[i][:size]
 		if isTransport(pkt) {
-			if !mark(bufs[i], size, addrOf(eps[i])) {
+			src := addrOf(eps[i])
+			if sampled(binary.LittleEndian.Uint64(pkt[offCounter:])) {
+				if index == nil {
+					if m := b.index.Load(); m != nil {
+						index = *m
+					}
+					now = b.nanos()
+				}
+				if b.creditCopy(index, pkt, src, now) {
+					sizes[i] = 0 // a copy of a delivered message: WireGuard would drop it as a replay
+					continue
+				}
+			}
+			if !mark(bufs[i], size, src) {
 				sizes[i] = 0 // no room for the mark: see authrx.go
 			}
 			continue
@@ -51,11 +67,13 @@ func (b *Bind) inspect(bufs [][]byte, sizes []int, eps []conn.Endpoint) {
 	}
 }
 
-// runCount accumulates data messages for one peer and source.
+// runCount accumulates data messages for one peer and source, received at
+// now (Bind.nanos).
 type runCount struct {
 	p              *peer
 	addr           netip.AddrPort
 	packets, bytes uint64
+	now            int64
 }
 
 func (r *runCount) add(p *peer, addr netip.AddrPort, size int) {
@@ -69,7 +87,7 @@ func (r *runCount) add(p *peer, addr netip.AddrPort, size int) {
 
 func (r *runCount) flush() {
 	if r.p != nil && r.packets > 0 {
-		r.p.count(r.addr, r.packets, r.bytes)
+		r.p.count(r.addr, r.packets, r.bytes, r.now)
 	}
 	r.packets, r.bytes = 0, 0
 }
