@@ -89,9 +89,9 @@ func GetForeignCluster(ctx context.Context, dyn dynamic.Interface, clusterID str
 	}
 	switch {
 	case fc.Role != "Provider" && fc.Role != "ConsumerAndProvider":
-		return fc, fmt.Errorf("ForeignCluster %s has role %q: it is not a provider of this cluster", clusterID, fc.Role)
+		return fc, fmt.Errorf("liqo ForeignCluster %s has role %q: it is not a provider of this cluster", clusterID, fc.Role)
 	case fc.LocalTenant == "" || fc.RemoteTenant == "":
-		return fc, fmt.Errorf("ForeignCluster %s: status.tenantNamespace not set yet: %w", clusterID, ErrNotReady)
+		return fc, fmt.Errorf("liqo ForeignCluster %s: status.tenantNamespace not set yet: %w", clusterID, ErrNotReady)
 	}
 	return fc, nil
 }
@@ -103,11 +103,11 @@ func KubeconfigSecretName(ctx context.Context, dyn dynamic.Interface, fc Foreign
 	name := "controlplane-" + fc.ID
 	id, err := dyn.Resource(Identities).Namespace(fc.LocalTenant).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return "", fmt.Errorf("Identity %s/%s: %w", fc.LocalTenant, name, err)
+		return "", fmt.Errorf("liqo Identity %s/%s: %w", fc.LocalTenant, name, err)
 	}
 	s, _, _ := unstructured.NestedString(id.Object, "status", "kubeconfigSecretRef", "name")
 	if s == "" {
-		return "", fmt.Errorf("Identity %s/%s: status.kubeconfigSecretRef not set yet: %w", fc.LocalTenant, name, ErrNotReady)
+		return "", fmt.Errorf("liqo Identity %s/%s: status.kubeconfigSecretRef not set yet: %w", fc.LocalTenant, name, ErrNotReady)
 	}
 	return s, nil
 }
@@ -131,7 +131,7 @@ func configuration(ctx context.Context, dyn dynamic.Interface, ns, id string) (m
 			return o.Object, nil
 		}
 	}
-	return nil, fmt.Errorf("Configuration %s/%s: NetworkCIDRsConfigured is not True for generation %d: %w", ns, o.GetName(), o.GetGeneration(), ErrNotReady)
+	return nil, fmt.Errorf("liqo Configuration %s/%s: NetworkCIDRsConfigured is not True for generation %d: %w", ns, o.GetName(), o.GetGeneration(), ErrNotReady)
 }
 
 // remaps pairs spec.remote.cidr.<kind>[i] with status.remote.cidr.<kind>[i].
@@ -139,14 +139,14 @@ func remaps(o map[string]any, kind string) ([]podmap.Remap, error) {
 	spec, _, _ := unstructured.NestedStringSlice(o, "spec", "remote", "cidr", kind)
 	seen, _, _ := unstructured.NestedStringSlice(o, "status", "remote", "cidr", kind)
 	if len(spec) == 0 || len(spec) != len(seen) {
-		return nil, fmt.Errorf("Configuration: spec.remote.cidr.%s %v and status.remote.cidr.%s %v do not pair up: %w", kind, spec, kind, seen, ErrNotReady)
+		return nil, fmt.Errorf("liqo Configuration: spec.remote.cidr.%s %v and status.remote.cidr.%s %v do not pair up: %w", kind, spec, kind, seen, ErrNotReady)
 	}
 	out := make([]podmap.Remap, len(spec))
 	for i := range spec {
 		r, err1 := netip.ParsePrefix(spec[i])
 		s, err2 := netip.ParsePrefix(seen[i])
 		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("Configuration: remote.cidr.%s[%d]: %w", kind, i, err)
+			return nil, fmt.Errorf("liqo Configuration: remote.cidr.%s[%d]: %w", kind, i, err)
 		}
 		out[i] = podmap.Remap{Real: r, Seen: s}
 	}
