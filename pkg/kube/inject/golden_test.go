@@ -114,7 +114,7 @@ func review(t testing.TB, pod *corev1.Pod, uid string) *admissionv1.AdmissionRev
 // goldenCases are the recorded requests: name → (request, namespace labels).
 func goldenCases(t testing.TB) map[string]func() (*corev1.Pod, map[string]string) {
 	return map[string]func() (*corev1.Pod, map[string]string){
-		"gateway": func() (*corev1.Pod, map[string]string) { return liqoGatewayPod(t), nil },
+		"gateway":     func() (*corev1.Pod, map[string]string) { return liqoGatewayPod(t), nil },
 		"non-gateway": func() (*corev1.Pod, map[string]string) { return plainPod(), nil },
 		"opted-out-namespace": func() (*corev1.Pod, map[string]string) {
 			return liqoGatewayPod(t), map[string]string{OptOutKey: "disabled"}
