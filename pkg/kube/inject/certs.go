@@ -145,7 +145,7 @@ func (c *Certs) set(pair *tls.Certificate, caPEM []byte, loaded time.Time) {
 // ensureSelfSigned loads the CA and serving certificate from Dir and
 // replaces them when missing, unreadable, not for Hosts, or due.
 func (c *Certs) ensureSelfSigned(now time.Time) error {
-	ca, caKey, caErr := loadPair(filepath.Join(c.Dir, caCertFile), filepath.Join(c.Dir, caKeyFile))
+	ca, _, caErr := loadPair(filepath.Join(c.Dir, caCertFile), filepath.Join(c.Dir, caKeyFile))
 	srv, srvKey, srvErr := loadPair(filepath.Join(c.Dir, certFile), filepath.Join(c.Dir, keyFile))
 	reason := ""
 	switch {
@@ -166,6 +166,7 @@ func (c *Certs) ensureSelfSigned(now time.Time) error {
 			previous = ca // still trusted during the switch
 		}
 		c.Log.Info("issuing a new CA and serving certificate", "reason", reason, "dir", c.Dir)
+		var caKey *ecdsa.PrivateKey
 		var err error
 		if ca, caKey, err = newCA(now); err != nil {
 			return err
@@ -199,6 +200,13 @@ func (c *Certs) ensureSelfSigned(now time.Time) error {
 	c.mu.Unlock()
 	if c.WebhookConfig != "" && c.Client != nil {
 		if err := c.writeCABundle(context.Background()); err != nil {
+			if c.Ready() {
+				// Keep serving the certificate the published caBundle
+				// trusts; the next Reconcile retries (the new pair is
+				// in Dir now, so the retry switches once written).
+				return err
+			}
+			c.set(pair, nil, now) // nothing served yet: serve, and retry the caBundle
 			return err
 		}
 	}

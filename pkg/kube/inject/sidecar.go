@@ -67,9 +67,9 @@ type Log struct {
 
 // ServiceConfig shapes each gateway's relay Service.
 type ServiceConfig struct {
-	Type                  corev1.ServiceType                      `json:"type,omitempty"`
-	ExternalTrafficPolicy corev1.ServiceExternalTrafficPolicyType `json:"externalTrafficPolicy,omitempty"`
-	Annotations           map[string]string                       `json:"annotations,omitempty"`
+	Type                  corev1.ServiceType                  `json:"type,omitempty"`
+	ExternalTrafficPolicy corev1.ServiceExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
+	Annotations           map[string]string                   `json:"annotations,omitempty"`
 }
 
 // NetPolConfig shapes each gateway's NetworkPolicy for the metrics port.
