@@ -82,8 +82,9 @@ func (s *Sidecar) Mutate(pod *corev1.Pod, name string) ([]PatchOp, error) {
 			ops = append(ops, PatchOp{"add", "/metadata/annotations/" + escape(k), ann[k]})
 		}
 	}
-	ops = append(ops, PatchOp{"add", "/spec/containers/-", s.container()})
-	vols := s.volumes()
+	ha := LeaderElection(pod)
+	ops = append(ops, PatchOp{"add", "/spec/containers/-", s.container(ha)})
+	vols := s.volumes(ha)
 	if pod.Spec.Volumes == nil {
 		ops = append(ops, PatchOp{"add", "/spec/volumes", vols})
 	} else {
@@ -99,7 +100,9 @@ func escape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-func (s *Sidecar) container() corev1.Container {
+// container is the relay container; with ha, it follows the pod's
+// active label (ha.go).
+func (s *Sidecar) container(ha bool) corev1.Container {
 	probe := func(path string) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("relay-metrics")}},
@@ -124,6 +127,9 @@ func (s *Sidecar) container() corev1.Container {
 		LivenessProbe:  probe("/healthz"),
 		ReadinessProbe: probe("/readyz"),
 		VolumeMounts:   []corev1.VolumeMount{{Name: configVolume, MountPath: configDir, ReadOnly: true}},
+	}
+	if ha {
+		c.Args = append(c.Args, "--standby-labels", configDir+"/"+labelsFile)
 	}
 	no, yes := false, true
 	if s.Mode == ModeTUN {
@@ -153,15 +159,17 @@ func (s *Sidecar) container() corev1.Container {
 	return c
 }
 
-func (s *Sidecar) volumes() []corev1.Volume {
+func (s *Sidecar) volumes(ha bool) []corev1.Volume {
+	items := []corev1.DownwardAPIVolumeFile{{
+		Path:     configFile,
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + ConfigAnnotation + "']"},
+	}}
+	if ha {
+		items = append(items, corev1.DownwardAPIVolumeFile{Path: labelsFile, FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}})
+	}
 	vols := []corev1.Volume{{
-		Name: configVolume,
-		VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
-			Items: []corev1.DownwardAPIVolumeFile{{
-				Path:     configFile,
-				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + ConfigAnnotation + "']"},
-			}},
-		}},
+		Name:         configVolume,
+		VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: items}},
 	}}
 	if s.Mode == ModeTUN {
 		t := corev1.HostPathCharDev
