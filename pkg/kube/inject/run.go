@@ -197,6 +197,7 @@ func Run(ctx context.Context, o Options) error {
 		}()
 	}
 	defer func() {
+		cancel() // the controller's goroutine ends with ctx; wg waits for it
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
 		for _, s := range srvs {
