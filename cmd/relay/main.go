@@ -23,6 +23,9 @@ Usage:
                                probe every path to PEER from the running relay
                                (-c FILE: take the admin address and token file
                                from the relay's configuration)
+  relay inject --namespace NS --service SVC --webhook-config NAME --cert-dir DIR [--cert-manager]
+               [--sidecar FILE] [--listen :9443] [--metrics-listen :9090] [--health-listen :8081]
+                               inject the relay sidecar into Liqo gateway pods (docs/inject.md)
   relay demo                   an in-process federation of three relays on loopback
   relay genkey                 print a new private key
   relay pubkey                 read a private key on stdin, print its public key
@@ -56,6 +59,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdStatus(args[1:], stdout)
 	case "ping":
 		err = cmdPing(args[1:], stdout)
+	case "inject":
+		err = cmdInject(args[1:], stderr)
 	case "demo":
 		err = cmdDemo(args[1:], stdout)
 	case "genkey":

@@ -72,6 +72,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	path := configFlag(fs)
 	kf := kubeFlags(fs)
+	standby := fs.String("standby-labels", "", "a downward API file of the pod's labels: run only while the pod is the active Liqo gateway replica (docs/inject.md)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -86,6 +87,19 @@ func cmdRun(args []string, stderr io.Writer) error {
 	log = log.With("relay", cfg.Name)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+
+	if *standby != "" {
+		sctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		err := waitActive(sctx, *standby, cfg.Admin.MetricsListen, log)
+		stop()
+		if err != nil {
+			if ctx.Err() == nil && sctx.Err() != nil {
+				log.Info("stopped in standby")
+				return nil
+			}
+			return err
+		}
+	}
 
 	var kube *kubeMode
 	if kf.enabled() {
@@ -113,6 +127,15 @@ func cmdRun(args []string, stderr io.Writer) error {
 
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
+	if *standby != "" {
+		// Demoted: stop as on SIGTERM (the watcher ends with ctx).
+		go watchPassive(ctx, *standby, log, func() {
+			select {
+			case sigs <- syscall.SIGTERM:
+			default:
+			}
+		})
+	}
 	var reloadFn func() = func() { reload(a, *path, log) }
 	if kube != nil {
 		kdone, err := kube.run(ctx, cfg, a, m, log)

@@ -29,6 +29,10 @@
 #                 a build is reused only while the tools module (go.mod, go.sum,
 #                 sources) hashes to its .tools-hash
 #   K8S_TTL       seconds after which a watchdog stops the cluster (default 3600)
+#   K8S_APISERVER_ARGS
+#                 extra kube-apiserver flags, split on white space, kept for
+#                 restart (e.g. --allow-privileged=true for pods with
+#                 privileged containers, as Liqo's gateway has)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -164,8 +168,9 @@ down_one() {
 # start_apiserver starts the kube-apiserver of the cluster in $1 on the
 # address and ports recorded there (by up).
 start_apiserver() {
-	local d=$1 addr host api_port etcd_port
+	local d=$1 addr host api_port etcd_port extra=()
 	addr=$(cat "$d/address")
+	[ ! -s "$d/apiserver_args" ] || read -r -a extra <"$d/apiserver_args"
 	api_port=$(cat "$d/port")
 	etcd_port=$(cat "$d/etcd_port")
 	host=$addr
@@ -179,7 +184,7 @@ start_apiserver() {
 		--service-account-key-file "$d/pki/sa.pub" --service-account-signing-key-file "$d/pki/sa.key" \
 		--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC \
 		--cert-dir "$d/certs" --profiling=false --enable-priority-and-fairness=false \
-		--v 0 >>"$d/apiserver.log" 2>&1 &
+		--v 0 "${extra[@]}" >>"$d/apiserver.log" 2>&1 &
 	echo $! >"$d/apiserver.pid"
 }
 
@@ -217,6 +222,7 @@ up() {
 	echo "$addr" >"$d/address"
 	echo "$api_port" >"$d/port"
 	echo "$etcd_port" >"$d/etcd_port"
+	echo "${K8S_APISERVER_ARGS:-}" >"$d/apiserver_args"
 	start_apiserver "$d"
 	# The watchdog stops the cluster after K8S_TTL seconds, so a test that
 	# dies without cleaning up leaves nothing running for long.
