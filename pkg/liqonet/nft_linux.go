@@ -16,12 +16,12 @@ import (
 
 // nftTable programs the relay's nftables table over netlink (nf_tables),
 // in the network namespace it was opened in: no nft binary, no process.
-// Each operation opens its own netlink socket in that namespace, so a failed
-// batch leaves nothing unread behind for the next one.
+// Each operation gets its own nftables.Conn, whose requests open their own
+// netlink socket in that namespace: a failed batch leaves no queued message
+// or sticky error, and nothing unread, behind for the next one.
 type nftTable struct {
 	name string
 	nsFD int // the namespace's handle, held until close
-	conn *nftables.Conn
 }
 
 // openNft binds the table name to the calling thread's network namespace.
@@ -30,15 +30,19 @@ func openNft(name string) (*nftTable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("liqo: open the network namespace for nftables: %w", err)
 	}
-	c, err := nftables.New(nftables.WithNetNSFd(fd))
-	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("liqo: nftables connection: %w", err)
-	}
-	return &nftTable{name: name, nsFD: fd, conn: c}, nil
+	return &nftTable{name: name, nsFD: fd}, nil
 }
 
 func (n *nftTable) close() { unix.Close(n.nsFD) }
+
+// conn returns a fresh connection for one operation in the namespace.
+func (n *nftTable) conn() (*nftables.Conn, error) {
+	c, err := nftables.New(nftables.WithNetNSFd(n.nsFD))
+	if err != nil {
+		return nil, fmt.Errorf("liqo: nftables connection: %w", err)
+	}
+	return c, nil
+}
 
 func (n *nftTable) table() *nftables.Table {
 	return &nftables.Table{Name: n.name, Family: nftables.TableFamilyIPv4}
@@ -65,7 +69,10 @@ func (n *nftTable) table() *nftables.Table {
 //		}
 //	}
 func (n *nftTable) replace(o Options, peers, mapped []netip.Prefix) error {
-	c := n.conn
+	c, err := n.conn()
+	if err != nil {
+		return err
+	}
 	t := n.table()
 	c.AddTable(t)
 	c.DelTable(t)
@@ -102,7 +109,11 @@ func (n *nftTable) replace(o Options, peers, mapped []netip.Prefix) error {
 
 // exists reads the table from the kernel (one netlink request).
 func (n *nftTable) exists() (bool, error) {
-	_, err := n.conn.ListTableOfFamily(n.name, nftables.TableFamilyIPv4)
+	c, err := n.conn()
+	if err != nil {
+		return false, err
+	}
+	_, err = c.ListTableOfFamily(n.name, nftables.TableFamilyIPv4)
 	switch {
 	case err == nil:
 		return true, nil
@@ -118,8 +129,12 @@ func (n *nftTable) remove() error {
 	if err != nil || !ok {
 		return err
 	}
-	n.conn.DelTable(n.table())
-	if err := n.conn.Flush(); err != nil && !errors.Is(err, unix.ENOENT) {
+	c, err := n.conn()
+	if err != nil {
+		return err
+	}
+	c.DelTable(n.table())
+	if err := c.Flush(); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("liqo: delete nft table ip %s: %w", n.name, err)
 	}
 	return nil

@@ -32,8 +32,12 @@ func TestManagerRunsNoBinaries(t *testing.T) {
 		t.Errorf("@peers = %v, want [10.92.0.12]", got)
 	}
 	// Someone deletes the table: Ensure reads its absence and restores it.
-	nft.conn.DelTable(nft.table())
-	if err := nft.conn.Flush(); err != nil {
+	c, err := nft.conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.DelTable(nft.table())
+	if err := c.Flush(); err != nil {
 		t.Fatalf("delete the table: %v", err)
 	}
 	if repaired, err := m.Ensure(); err != nil || !repaired {
@@ -66,11 +70,15 @@ func TestManagerRunsNoBinaries(t *testing.T) {
 // interval (interval ends left out).
 func setElements(t *testing.T, n *nftTable, name string) []string {
 	t.Helper()
-	s, err := n.conn.GetSetByName(n.table(), name)
+	c, err := n.conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.GetSetByName(n.table(), name)
 	if err != nil {
 		t.Fatalf("read set %s: %v", name, err)
 	}
-	elems, err := n.conn.GetSetElements(s)
+	elems, err := c.GetSetElements(s)
 	if err != nil {
 		t.Fatalf("read elements of %s: %v", name, err)
 	}
