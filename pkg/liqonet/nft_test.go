@@ -9,26 +9,19 @@ import (
 )
 
 func TestRanges(t *testing.T) {
-	pp := func(ss ...string) []netip.Prefix {
-		var out []netip.Prefix
-		for _, s := range ss {
-			out = append(out, netip.MustParsePrefix(s))
-		}
-		return out
-	}
 	cases := []struct {
 		name string
 		in   []netip.Prefix
 		want string
 	}{
 		{"empty", nil, ""},
-		{"one host, duplicated, IPv6 dropped", pp("10.92.0.12/32", "10.92.0.12/32", "fd00::1/128"), "10.92.0.12-10.92.0.12"},
-		{"unmasked", pp("10.92.0.12/24"), "10.92.0.0-10.92.0.255"},
-		{"nested", pp("10.1.0.0/16", "10.0.0.0/8"), "10.0.0.0-10.255.255.255"},
-		{"adjacent", pp("10.0.0.0/8", "11.0.0.0/8", "192.168.1.1/32"), "10.0.0.0-11.255.255.255 192.168.1.1-192.168.1.1"},
-		{"apart", pp("10.0.0.1/32", "10.0.0.3/32"), "10.0.0.1-10.0.0.1 10.0.0.3-10.0.0.3"},
-		{"top", pp("255.255.255.0/24", "255.255.255.255/32", "0.0.0.0/32"), "0.0.0.0-0.0.0.0 255.255.255.0-255.255.255.255"},
-		{"all", pp("0.0.0.0/0", "10.0.0.0/8"), "0.0.0.0-255.255.255.255"},
+		{"one host, duplicated, IPv6 dropped", mustPrefixes("10.92.0.12/32", "10.92.0.12/32", "fd00::1/128"), "10.92.0.12-10.92.0.12"},
+		{"unmasked", mustPrefixes("10.92.0.12/24"), "10.92.0.0-10.92.0.255"},
+		{"nested", mustPrefixes("10.1.0.0/16", "10.0.0.0/8"), "10.0.0.0-10.255.255.255"},
+		{"adjacent", mustPrefixes("10.0.0.0/8", "11.0.0.0/8", "192.168.1.1/32"), "10.0.0.0-11.255.255.255 192.168.1.1-192.168.1.1"},
+		{"apart", mustPrefixes("10.0.0.1/32", "10.0.0.3/32"), "10.0.0.1-10.0.0.1 10.0.0.3-10.0.0.3"},
+		{"top", mustPrefixes("255.255.255.0/24", "255.255.255.255/32", "0.0.0.0/32"), "0.0.0.0-0.0.0.0 255.255.255.0-255.255.255.255"},
+		{"all", mustPrefixes("0.0.0.0/0", "10.0.0.0/8"), "0.0.0.0-255.255.255.255"},
 	}
 	for _, c := range cases {
 		var got []string
@@ -113,4 +106,13 @@ func testOptions() Options {
 		Priority: 1000, Mark: 0x40000000, SocketMark: 0x1900, ListenPort: 51900,
 		NftTable: "liqo-relay",
 	}
+}
+
+// mustPrefixes parses prefixes.
+func mustPrefixes(ss ...string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range ss {
+		out = append(out, netip.MustParsePrefix(s))
+	}
+	return out
 }

@@ -3,7 +3,6 @@
 package liqonet
 
 import (
-	"net/netip"
 	"os/exec"
 	"strings"
 	"testing"
@@ -19,19 +18,12 @@ func TestManagerTableAsNftListsIt(t *testing.T) {
 	}
 	ns := gatewayNS(t)
 	m := newManager(t, ns, nil)
-	pp := func(ss ...string) []netip.Prefix {
-		var out []netip.Prefix
-		for _, s := range ss {
-			out = append(out, netip.MustParsePrefix(s))
-		}
-		return out
-	}
 	for _, step := range []error{
-		m.SetMapped("b", pp("10.244.1.5/32", "10.244.1.0/25")),
-		m.SetMapped("c", pp("10.244.1.128/25", "10.244.2.7/32")),
-		m.SetPeer("b", pp("10.92.0.12/32"), true),
-		m.SetPeer("c", pp("10.92.0.13/32", "10.93.0.0/16"), true),
-		m.SetPeer("d", pp("10.95.0.1/32"), false),
+		m.SetMapped("b", mustPrefixes("10.244.1.5/32", "10.244.1.0/25")),
+		m.SetMapped("c", mustPrefixes("10.244.1.128/25", "10.244.2.7/32")),
+		m.SetPeer("b", mustPrefixes("10.92.0.12/32"), true),
+		m.SetPeer("c", mustPrefixes("10.92.0.13/32", "10.93.0.0/16"), true),
+		m.SetPeer("d", mustPrefixes("10.95.0.1/32"), false),
 	} {
 		if step != nil {
 			t.Fatal(step)
