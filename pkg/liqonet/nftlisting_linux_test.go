@@ -63,3 +63,35 @@ func TestManagerTableAsNftListsIt(t *testing.T) {
 
 // fields normalises white space (nft wraps long element lists).
 func fields(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestNftSetEdgesListed: interval sets that touch either end of the
+// address space read back with nft as the prefixes written.
+func TestNftSetEdgesListed(t *testing.T) {
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Skip("needs nft (Debian nftables) to read the table back")
+	}
+	ns := gatewayNS(t)
+	var n *nftTable
+	if err := ns.Do(func() (err error) { n, err = openNft("liqo-relay"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer n.close()
+	t.Cleanup(func() { _ = n.remove() })
+	for _, c := range []struct {
+		peers []string
+		want  string
+	}{
+		{[]string{"0.0.0.0/32", "10.0.0.0/8"}, "elements = { 0.0.0.0, 10.0.0.0/8 }"},
+		{[]string{"255.255.255.0/24", "1.2.3.4/32"}, "elements = { 1.2.3.4, 255.255.255.0/24 }"},
+		{[]string{"0.0.0.0/0"}, "elements = { 0.0.0.0/0 }"},
+		{nil, ""},
+	} {
+		if err := n.replace(testOptions(), mustPrefixes(c.peers...), nil); err != nil {
+			t.Fatalf("%v: %v", c.peers, err)
+		}
+		out := ns.Run(t, "nft", "list", "set", "ip", "liqo-relay", "peers")
+		if c.want == "" && strings.Contains(out, "elements") || !strings.Contains(fields(out), c.want) {
+			t.Errorf("%v listed as:\n%s\nwant %q", c.peers, out, c.want)
+		}
+	}
+}
