@@ -54,6 +54,9 @@ var confined = map[string][]string{
 	"sigs.k8s.io/":                   {module + "/pkg/kube/", module + "/test/"},
 	module + "/api/":                 {module + "/pkg/kube/", module + "/test/", module + "/api/"},
 	"github.com/vishvananda/netlink": {module + "/pkg/tun", module + "/pkg/liqonet", module + "/internal/netns"}, // kernel shells
+	// nftables over netlink: the relay programs its Liqo table without the
+	// nft binary (the image is scratch).
+	"github.com/google/nftables": {module + "/pkg/liqonet"},
 	// The image builder (make image) is build tooling: the relay never
 	// links it.
 	"github.com/google/go-containerregistry": {module + "/build/"},

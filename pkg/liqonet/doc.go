@@ -8,6 +8,8 @@
 // peer, which cannot survive the fall back to Liqo's path.
 //
 // The kernel state belongs to the network namespace a Manager was created
-// in. nftables is programmed with the nft binary (nft -f -), routes, rules
-// and conntrack over netlink.
+// in. Everything goes over netlink, no binary is run (the image is
+// scratch): nftables through google/nftables (the table is replaced whole in
+// one transaction; operators read it with `nft list table ip liqo-relay`),
+// routes, rules and conntrack through vishvananda/netlink.
 package liqonet

@@ -3,15 +3,12 @@
 package liqonet
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +44,7 @@ type Manager struct {
 	opts   Options
 	log    *slog.Logger
 	h      *netlink.Handle
+	nft    *nftTable
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -65,9 +63,6 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("liqo options: %w", err)
 	}
-	if _, err := exec.LookPath(opts.nftCommand()[0]); err != nil {
-		return nil, fmt.Errorf("liqo: the nft binary is needed to program nftables: %w", err)
-	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -80,8 +75,14 @@ func New(opts Options) (*Manager, error) {
 		h.Close()
 		return nil, fmt.Errorf("liqo: set netlink timeout: %w", err)
 	}
+	nft, err := openNft(opts.NftTable)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
 	w, err := newWatcher()
 	if err != nil {
+		nft.close()
 		h.Close()
 		return nil, err
 	}
@@ -89,6 +90,7 @@ func New(opts Options) (*Manager, error) {
 		opts:   opts,
 		log:    log.With("component", "liqonet", "nftTable", opts.NftTable),
 		h:      h,
+		nft:    nft,
 		base:   opts.Priority,
 		peers:  map[string]*peerState{},
 		resets: map[string]uint64{},
@@ -101,6 +103,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		w.close()
 		_ = m.teardown()
+		nft.close()
 		h.Close()
 		return nil, err
 	}
@@ -185,7 +188,11 @@ func (m *Manager) Ensure() (repaired bool, err error) {
 	if m.closed {
 		return false, ErrClosed
 	}
-	if !m.tableExists() {
+	ok, err := m.nft.exists()
+	if err != nil {
+		return false, err
+	}
+	if !ok {
 		m.log.Warn("nft table was removed by someone else: restoring")
 		if err := m.writeTable(); err != nil {
 			return false, err
@@ -221,6 +228,7 @@ func (m *Manager) Close() error {
 	m.cancel()
 	<-m.done
 	err := m.teardown()
+	m.nft.close()
 	m.h.Close()
 	return err
 }
@@ -250,13 +258,7 @@ func (m *Manager) sets() (peers, mapped []netip.Prefix) {
 // manager is shared).
 func (m *Manager) writeTable() error {
 	peers, mapped := m.sets()
-	return m.nft(tableScript(m.opts, peers, mapped))
-}
-
-// tableExists reports whether the relay's nft table is there.
-func (m *Manager) tableExists() bool {
-	c := m.opts.nftCommand()
-	return exec.Command(c[0], append(c[1:], "list", "table", "ip", m.opts.NftTable)...).Run() == nil
+	return m.nft.replace(m.opts, peers, mapped)
 }
 
 // ensureLocked reasserts the rules and syncs the route copy. Called with
@@ -278,10 +280,8 @@ func (m *Manager) ensureLocked(started bool) (bool, error) {
 // fine.
 func (m *Manager) teardown() error {
 	var errs []error
-	if m.tableExists() {
-		if err := m.nft(fmt.Sprintf("delete table ip %s\n", m.opts.NftTable)); err != nil {
-			errs = append(errs, err)
-		}
+	if err := m.nft.remove(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := m.deleteRules(nil); err != nil {
 		errs = append(errs, err)
@@ -292,19 +292,6 @@ func (m *Manager) teardown() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// nft runs an nft script.
-func (m *Manager) nft(script string) error {
-	c := m.opts.nftCommand()
-	cmd := exec.Command(c[0], append(c[1:], "-f", "-")...)
-	cmd.Stdin = strings.NewReader(script)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("nft -f: %w: %s", err, strings.TrimSpace(out.String()))
-	}
-	return nil
 }
 
 // flushTable deletes every IPv4 route of table.

@@ -44,7 +44,6 @@ func gatewayNS(t *testing.T) *netns.NS {
 func newManager(t *testing.T, ns *netns.NS, mod func(*Options)) *Manager {
 	t.Helper()
 	o := testOptions()
-	o.NftCommand = []string{"ip", "netns", "exec", ns.Name, "nft"}
 	if mod != nil {
 		mod(&o)
 	}

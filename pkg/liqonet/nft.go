@@ -1,10 +1,8 @@
 package liqonet
 
 import (
-	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 )
 
 // Priorities of the relay's chains (docs/liqo-addressing.md, §7).
@@ -18,37 +16,41 @@ const (
 	restorePriority = -150
 )
 
-// tableScript renders an nft script that replaces the relay's table
-// atomically (one transaction: add, delete, define), so it is idempotent and
-// leaves no window without the pinning rules. peers are the /32s (or wider
-// prefixes) of reachable peers, mapped the local sources the peers know
-// (seesUs reals); only IPv4 prefixes are rendered.
-func tableScript(o Options, peers, mapped []netip.Prefix) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "add table ip %s\ndelete table ip %s\n", o.NftTable, o.NftTable)
-	fmt.Fprintf(&b, "table ip %s {\n", o.NftTable)
-	writeSet(&b, "peers", peers)
-	writeSet(&b, "mapped", mapped)
-	fmt.Fprintf(&b, "\tchain restore {\n\t\ttype filter hook prerouting priority %d; policy accept;\n", restorePriority)
-	fmt.Fprintf(&b, "\t\tct mark & %#x == %#x meta mark set meta mark | %#x\n\t}\n", o.Mark, o.Mark, o.Mark)
-	fmt.Fprintf(&b, "\tchain pin {\n\t\ttype nat hook prerouting priority %d; policy accept;\n", pinPriority)
-	fmt.Fprintf(&b, "\t\tiifname != %q iifname != %q ip saddr @mapped ip daddr @peers ct mark set ct mark | %#x meta mark set meta mark | %#x dnat to ip daddr\n",
-		o.Tunnel, o.Link, o.Mark, o.Mark)
-	fmt.Fprintf(&b, "\t\tiifname %q ct mark set ct mark | %#x dnat to ip daddr\n\t}\n}\n", o.Link, o.Mark)
-	return b.String()
+// addrRange is an inclusive range of IPv4 addresses, the unit of an nft
+// interval set.
+type addrRange struct{ first, last netip.Addr }
+
+// ranges returns the IPv4 prefixes of ps as sorted, disjoint and
+// non-adjacent ranges: what nft's auto-merge makes of an interval set's
+// elements. The kernel refuses overlapping intervals, so the relay merges
+// them itself.
+func ranges(ps []netip.Prefix) []addrRange {
+	var out []addrRange
+	for _, p := range v4(ps) {
+		r := addrRange{first: p.Addr(), last: lastAddr(p)}
+		if n := len(out); n > 0 {
+			prev := &out[n-1]
+			// Overlapping or adjacent (an invalid Next is past
+			// 255.255.255.255: everything after prev is inside it).
+			if next := prev.last.Next(); !next.IsValid() || next.Compare(r.first) >= 0 {
+				if r.last.Compare(prev.last) > 0 {
+					prev.last = r.last
+				}
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
-// writeSet renders a named interval set of IPv4 prefixes.
-func writeSet(b *strings.Builder, name string, prefixes []netip.Prefix) {
-	fmt.Fprintf(b, "\tset %s {\n\t\ttype ipv4_addr; flags interval; auto-merge;\n", name)
-	var elems []string
-	for _, p := range v4(prefixes) {
-		elems = append(elems, p.String())
-	}
-	if len(elems) > 0 {
-		fmt.Fprintf(b, "\t\telements = { %s }\n", strings.Join(elems, ", "))
-	}
-	b.WriteString("\t}\n")
+// lastAddr returns the last address of a masked IPv4 prefix.
+func lastAddr(p netip.Prefix) netip.Addr {
+	a := p.Addr().As4()
+	host := uint32(1)<<(32-p.Bits()) - 1 // a shift by 32 gives 0: /0 is all ones
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v |= host
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }
 
 // v4 returns the IPv4 prefixes of ps, masked, sorted and deduplicated.

@@ -1,33 +1,73 @@
 package liqonet
 
 import (
+	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
 
-func TestTableScript(t *testing.T) {
-	o := testOptions()
-	s := tableScript(o,
-		[]netip.Prefix{netip.MustParsePrefix("10.92.0.12/32"), netip.MustParsePrefix("10.92.0.12/32"), netip.MustParsePrefix("fd00::1/128")},
-		nil)
-	for _, want := range []string{
-		"add table ip liqo-relay\ndelete table ip liqo-relay\n",
-		"elements = { 10.92.0.12/32 }",
-		"priority -101;",
-		`iifname != "liqo-tunnel" iifname != "relay0" ip saddr @mapped ip daddr @peers ct mark set ct mark | 0x40000000`,
-		`iifname "relay0" ct mark set ct mark | 0x40000000 dnat to ip daddr`,
-		"ct mark & 0x40000000 == 0x40000000 meta mark set meta mark | 0x40000000",
-	} {
-		if !strings.Contains(s, want) {
-			t.Errorf("script lacks %q:\n%s", want, s)
+func TestRanges(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []netip.Prefix
+		want string
+	}{
+		{"empty", nil, ""},
+		{"one host, duplicated, IPv6 dropped", mustPrefixes("10.92.0.12/32", "10.92.0.12/32", "fd00::1/128"), "10.92.0.12-10.92.0.12"},
+		{"unmasked", mustPrefixes("10.92.0.12/24"), "10.92.0.0-10.92.0.255"},
+		{"nested", mustPrefixes("10.1.0.0/16", "10.0.0.0/8"), "10.0.0.0-10.255.255.255"},
+		{"adjacent", mustPrefixes("10.0.0.0/8", "11.0.0.0/8", "192.168.1.1/32"), "10.0.0.0-11.255.255.255 192.168.1.1-192.168.1.1"},
+		{"apart", mustPrefixes("10.0.0.1/32", "10.0.0.3/32"), "10.0.0.1-10.0.0.1 10.0.0.3-10.0.0.3"},
+		{"top", mustPrefixes("255.255.255.0/24", "255.255.255.255/32", "0.0.0.0/32"), "0.0.0.0-0.0.0.0 255.255.255.0-255.255.255.255"},
+		{"all", mustPrefixes("0.0.0.0/0", "10.0.0.0/8"), "0.0.0.0-255.255.255.255"},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, r := range ranges(c.in) {
+			got = append(got, r.first.String()+"-"+r.last.String())
+		}
+		if s := strings.Join(got, " "); s != c.want {
+			t.Errorf("%s: ranges = %q, want %q", c.name, s, c.want)
 		}
 	}
-	if strings.Contains(s, "fd00") {
-		t.Errorf("script renders an IPv6 prefix:\n%s", s)
+}
+
+// TestRangesMatchPrefixes checks ranges against the naive reference (an
+// address is in the set when a prefix contains it) on random prefixes and
+// probes, and that the ranges are sorted, disjoint and not adjacent.
+func TestRangesMatchPrefixes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	addr := func() netip.Addr {
+		// A small space (10.0.0.0/22 and the ends), so prefixes collide.
+		switch rng.IntN(10) {
+		case 0:
+			return netip.AddrFrom4([4]byte{255, 255, 255, byte(rng.IntN(256))})
+		case 1:
+			return netip.AddrFrom4([4]byte{0, 0, 0, byte(rng.IntN(256))})
+		}
+		return netip.AddrFrom4([4]byte{10, 0, byte(rng.IntN(4)), byte(rng.IntN(256))})
 	}
-	if strings.Count(s, "elements") != 1 {
-		t.Errorf("empty set rendered with elements:\n%s", s)
+	for round := range 300 {
+		var ps []netip.Prefix
+		for range rng.IntN(8) {
+			ps = append(ps, netip.PrefixFrom(addr(), 22+rng.IntN(11)))
+		}
+		rs := ranges(ps)
+		for i := 1; i < len(rs); i++ {
+			if rs[i-1].last.Next().Compare(rs[i].first) >= 0 {
+				t.Fatalf("round %d: ranges %v overlap or touch (prefixes %v)", round, rs, ps)
+			}
+		}
+		for range 200 {
+			a := addr()
+			want := slices.ContainsFunc(ps, func(p netip.Prefix) bool { return p.Contains(a) })
+			got := slices.ContainsFunc(rs, func(r addrRange) bool { return r.first.Compare(a) <= 0 && a.Compare(r.last) <= 0 })
+			if got != want {
+				t.Fatalf("round %d: %s in ranges %v = %v, in prefixes %v = %v", round, a, rs, got, ps, want)
+			}
+		}
 	}
 }
 
@@ -66,4 +106,13 @@ func testOptions() Options {
 		Priority: 1000, Mark: 0x40000000, SocketMark: 0x1900, ListenPort: 51900,
 		NftTable: "liqo-relay",
 	}
+}
+
+// mustPrefixes parses prefixes.
+func mustPrefixes(ss ...string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range ss {
+		out = append(out, netip.MustParsePrefix(s))
+	}
+	return out
 }

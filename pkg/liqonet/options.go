@@ -79,19 +79,8 @@ type Options struct {
 	NftTable string
 	// Consumer is the consumer route; zero installs none.
 	Consumer Consumer
-	// NftCommand is the nft command and its leading arguments; empty means
-	// "nft". Tests run it in another namespace with "ip netns exec NAME nft".
-	NftCommand []string
 	// Logger receives changes and repairs; nil discards.
 	Logger *slog.Logger
-}
-
-// nftCommand returns NftCommand or the default.
-func (o Options) nftCommand() []string {
-	if len(o.NftCommand) == 0 {
-		return []string{"nft"}
-	}
-	return o.NftCommand
 }
 
 // Validate returns every problem of the options, joined.
