@@ -91,6 +91,14 @@ type ForeignClusterConnectionStatus struct {
 	AToB DirectionStatus `json:"aToB,omitempty"`
 	// +optional
 	BToA DirectionStatus `json:"bToA,omitempty"`
+	// OverlayA and OverlayB are the overlay addresses the operator
+	// allocated to the relays of clusterA and clusterB (one per provider
+	// relay, recorded in the ConfigMap liqo-relay-overlay of the
+	// operator's namespace; see docs/operator.md, "Overlay addresses").
+	// +optional
+	OverlayA string `json:"overlayA,omitempty"`
+	// +optional
+	OverlayB string `json:"overlayB,omitempty"`
 	// +optional
 	LastTransition *metav1.Time `json:"lastTransition,omitempty"`
 	// +optional
