@@ -23,6 +23,8 @@ Usage:
                                probe every path to PEER from the running relay
                                (-c FILE: take the admin address and token file
                                from the relay's configuration)
+  relay operator --namespace NS [--kubeconfig FILE] [--cluster-id ID] [--leader-elect=false]
+                               run the consumer-side operator (ForeignClusterConnections)
   relay demo                   an in-process federation of three relays on loopback
   relay genkey                 print a new private key
   relay pubkey                 read a private key on stdin, print its public key
@@ -56,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdStatus(args[1:], stdout)
 	case "ping":
 		err = cmdPing(args[1:], stdout)
+	case "operator":
+		err = cmdOperator(args[1:], stderr)
 	case "demo":
 		err = cmdDemo(args[1:], stdout)
 	case "genkey":

@@ -31,7 +31,6 @@ type fakeConsumer struct {
 	overRV   int
 	fccs     map[string]*v1alpha1.ForeignClusterConnection
 	writes   []string // "create-ip x", "delete-ip x", "status f", "update f"
-	failNext error
 }
 
 func (c *fakeConsumer) ForeignCluster(_ context.Context, id string) (liqo.ForeignCluster, error) {

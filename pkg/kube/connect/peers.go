@@ -126,4 +126,3 @@ func subset(want, have map[string]string) bool {
 	}
 	return true
 }
-

@@ -12,7 +12,7 @@ import (
 )
 
 // ErrUnknownCluster marks a cluster ID no ForeignCluster of the consumer has.
-var ErrUnknownCluster = errors.New("unknown cluster")
+var ErrUnknownCluster = liqo.ErrUnknownCluster
 
 // ErrConflict marks a write refused because the object changed since it
 // was read: the sync is retried.
