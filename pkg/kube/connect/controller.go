@@ -264,6 +264,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		c.queue.AddAfter(key, d)
 		return true
 	}
+	if err != nil && ctx.Err() != nil {
+		return true // stopping: the next leader syncs again
+	}
 	if err != nil {
 		c.metrics.Reconciles.WithLabelValues("error").Inc()
 		c.metrics.Errors.Inc()

@@ -21,16 +21,16 @@ import (
 // fakeConsumer is the consumer cluster in memory, with a stand-in for
 // Liqo's IPAM (ipam fills status.ip of new IPs).
 type fakeConsumer struct {
-	mu       sync.Mutex
-	fcs      map[string]liqo.ForeignCluster
-	remaps   map[string][]podmap.Remap
-	pods     []podmap.Pod
-	ips      map[string]*RelayIP
-	nextExt  netip.Addr
-	overlay  Overlay
-	overRV   int
-	fccs     map[string]*v1alpha1.ForeignClusterConnection
-	writes   []string // "create-ip x", "delete-ip x", "status f", "update f"
+	mu      sync.Mutex
+	fcs     map[string]liqo.ForeignCluster
+	remaps  map[string][]podmap.Remap
+	pods    []podmap.Pod
+	ips     map[string]*RelayIP
+	nextExt netip.Addr
+	overlay Overlay
+	overRV  int
+	fccs    map[string]*v1alpha1.ForeignClusterConnection
+	writes  []string // "create-ip x", "delete-ip x", "status f", "update f"
 }
 
 func (c *fakeConsumer) ForeignCluster(_ context.Context, id string) (liqo.ForeignCluster, error) {
