@@ -198,6 +198,7 @@ type fakeProvider struct {
 	mu       sync.Mutex
 	id       string
 	down     bool
+	err      error                     // returned by Relays when set
 	relays   map[string]v1alpha1.Relay // ns/name
 	gateway  netip.Addr
 	external podmap.Remap
@@ -212,6 +213,9 @@ func (p *fakeProvider) Relays(_ context.Context, ns string) ([]v1alpha1.Relay, e
 	defer p.mu.Unlock()
 	if p.down {
 		return nil, errDown
+	}
+	if p.err != nil {
+		return nil, p.err
 	}
 	var out []v1alpha1.Relay
 	for _, r := range p.relays {

@@ -2,6 +2,7 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -21,7 +22,7 @@ func (r *Reconciler) finalize(ctx context.Context, f *v1alpha1.ForeignClusterCon
 	st := newStatus(f, r.now())
 	sides := [][2]string{{f.Spec.ClusterA, f.Spec.ClusterB}, {f.Spec.ClusterB, f.Spec.ClusterA}}
 	overrides := []*v1alpha1.KubeconfigSecretRef{f.Spec.KubeconfigA, f.Spec.KubeconfigB}
-	var left []string
+	var left []error
 	for i, s := range sides {
 		x, y := s[0], s[1]
 		name := PeerName(r.ConsumerID, y)
@@ -36,7 +37,7 @@ func (r *Reconciler) finalize(ctx context.Context, f *v1alpha1.ForeignClusterCon
 			}
 		}
 		if err != nil {
-			left = append(left, fmt.Sprintf("RelayPeer %s in %s: %v", name, x, err))
+			left = append(left, fmt.Errorf("RelayPeer %s in %s: %w", name, x, err))
 		}
 	}
 	if len(left) > 0 {
@@ -54,7 +55,7 @@ func (r *Reconciler) finalize(ctx context.Context, f *v1alpha1.ForeignClusterCon
 			}
 			return errRequeue{waitPoll}
 		}
-		r.event(f, "Warning", "GaveUp", "provider unreachable for %v, left behind: %s", giveUp, summarize(left))
+		r.event(f, "Warning", "GaveUp", "provider unreachable for %v, left behind: %v", giveUp, errors.Join(left...))
 		r.log().Warn("gave up on an unreachable provider", "fcc", f.Name, "left", left)
 	}
 	for _, id := range []string{f.Spec.ClusterA, f.Spec.ClusterB} {

@@ -12,6 +12,11 @@ import (
 	"github.com/liqo-relay/relay/pkg/kube/podmap"
 )
 
+// MaxPeerItems is the RelayPeer API's limit on prefixes and on seesUs
+// (api/v1alpha1, +kubebuilder:validation:MaxItems): a RelayPeer over it
+// would be refused whole.
+const MaxPeerItems = 8192
+
 // copyPeerKey copies the peer relay's key into the RelayPeer that leads to
 // it. It is the one place a key crosses from one provider to the other:
 // a rotation (status.publicKey changing) reaches the other side here.
@@ -54,6 +59,13 @@ func (r *Reconciler) desired(f *v1alpha1.ForeignClusterConnection, st *status, x
 			st.fail(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonAddressConflict,
 				"%s's relay endpoint %s is outside the consumer's external CIDR %s as %s has it", y.id, y.endpoint, x.external.Real, x.id)
 		}
+	}
+	if len(spec.Prefixes) > MaxPeerItems || len(spec.SeesUs) > MaxPeerItems {
+		st.fail(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonTooManyPods,
+			"%s's RelayPeer for %s would carry %d prefixes and %d seesUs, over the API's limit of %d: only the first %d of each (by pod name) are carried",
+			x.id, y.id, len(spec.Prefixes), len(spec.SeesUs), MaxPeerItems, MaxPeerItems)
+		spec.Prefixes = spec.Prefixes[:min(len(spec.Prefixes), MaxPeerItems)]
+		spec.SeesUs = spec.SeesUs[:min(len(spec.SeesUs), MaxPeerItems)]
 	}
 	spec.Health = f.Spec.Health.DeepCopy()
 	if len(spec.Paths) == 0 {

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
@@ -176,14 +177,14 @@ func (r *Reconciler) connect(ctx context.Context, f *v1alpha1.ForeignClusterConn
 	if err := r.ensureFinalizer(ctx, f); err != nil {
 		return err
 	}
-	var unreachable []string
+	var unreachable []error
 	for _, s := range []*side{a, b} {
 		p, err := r.Dialer.Provider(ctx, s.fc, s.override)
 		if err == nil {
 			s.relay, err = r.findRelay(ctx, p, s, st)
 		}
 		if err != nil && !errors.Is(err, errRelay) {
-			unreachable = append(unreachable, fmt.Sprintf("%s: %v", s.id, err))
+			unreachable = append(unreachable, fmt.Errorf("%s: %w", s.id, err))
 		}
 		s.prov = p
 	}
@@ -212,8 +213,13 @@ func (r *Reconciler) connect(ctx context.Context, f *v1alpha1.ForeignClusterConn
 			continue
 		}
 		d, err := r.write(ctx, f, x, y, spec)
+		if apierrors.IsInvalid(err) {
+			st.fail(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonRelayPeerRefused,
+				"%s refused RelayPeer %s: %v", x.id, PeerName(r.ConsumerID, y.id), err)
+			continue
+		}
 		if err != nil {
-			st.unreachable([]string{fmt.Sprintf("%s: %v", x.id, err)})
+			st.unreachable([]error{fmt.Errorf("%s: %w", x.id, err)})
 			return err
 		}
 		wait = max(wait, d)

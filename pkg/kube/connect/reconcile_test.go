@@ -2,6 +2,7 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -9,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/pkg/kube/liqo"
@@ -540,5 +543,40 @@ func TestPeerNameIsALabel(t *testing.T) {
 	}
 	if PeerName("c", "b") != "c-b" {
 		t.Errorf("short names are kept: %q", PeerName("c", "b"))
+	}
+}
+
+func TestTooManyPodsAreCappedNotRefused(t *testing.T) {
+	w := newWorld(t)
+	w.addFCC("ab", "a", "b", time.Hour)
+	w.c.pods = nil
+	for i := 0; i < MaxPeerItems+10; i++ {
+		w.c.pods = append(w.c.pods, podmap.Pod{
+			Name:     fmt.Sprintf("ns/pb%05d", i),
+			Consumer: netip.AddrFrom4([4]byte{10, 71, byte(i >> 8), byte(i)}),
+			Ext:      netip.AddrFrom4([4]byte{10, 80, 100 + byte(i>>8), byte(i)}),
+		})
+	}
+	for i := 0; i < 3; i++ {
+		_ = w.sync("ab")
+		w.c.ipam()
+	}
+	pa, pb := w.a.peer(tenA, "c-b"), w.b.peer(tenB, "c-a")
+	if pa == nil || len(pa.Spec.Prefixes) != MaxPeerItems || len(pb.Spec.SeesUs) != MaxPeerItems {
+		t.Fatalf("RelayPeers not capped at %d", MaxPeerItems)
+	}
+	if c := w.cond("ab", v1alpha1.ConditionAddressesMapped); c.Reason != v1alpha1.ReasonTooManyPods {
+		t.Errorf("AddressesMapped = %+v", c)
+	}
+}
+
+func TestForbiddenProviderSaysWhichRoleToBind(t *testing.T) {
+	w := newWorld(t)
+	w.addFCC("ab", "a", "b", time.Hour)
+	w.b.err = apierrors.NewForbidden(schema.GroupResource{Group: v1alpha1.Group, Resource: "relays"}, "", errors.New("no RBAC"))
+	_ = w.sync("ab")
+	c := w.cond("ab", v1alpha1.ConditionProvidersReachable)
+	if c.Reason != v1alpha1.ReasonProviderForbidden || !strings.Contains(c.Message, "operator-provider-role.yaml") {
+		t.Errorf("ProvidersReachable = %+v", c)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -54,10 +55,23 @@ func (st *status) fail(typ, reason, format string, args ...any) {
 	st.set(typ, metav1.ConditionFalse, reason, format, args...)
 }
 
-func (st *status) unreachable(problems []string) {
+// unreachable records errors talking to providers. A refusal by RBAC is
+// told apart: the fix is a RoleBinding, not the network.
+func (st *status) unreachable(problems []error) {
 	st.providerDown = true
+	msgs := make([]string, len(problems))
+	forbidden := false
+	for i, e := range problems {
+		msgs[i] = e.Error()
+		forbidden = forbidden || apierrors.IsForbidden(e) || apierrors.IsUnauthorized(e)
+	}
+	if forbidden {
+		st.set(v1alpha1.ConditionProvidersReachable, metav1.ConditionFalse, v1alpha1.ReasonProviderForbidden,
+			"%s: bind manifests/rbac/operator-provider-role.yaml in the provider's tenant namespace to the operator's identity there (docs/operator.md, RBAC)", summarize(msgs))
+		return
+	}
 	st.set(v1alpha1.ConditionProvidersReachable, metav1.ConditionFalse, v1alpha1.ReasonProviderUnreachable,
-		"%s: check the provider's API server and the kubeconfig Secret (Liqo's, or spec.kubeconfigA/B)", summarize(problems))
+		"%s: check the provider's API server and the kubeconfig Secret (Liqo's, or spec.kubeconfigA/B)", summarize(msgs))
 }
 
 // hadCondition reports whether the status before this Sync had condition
