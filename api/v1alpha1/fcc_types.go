@@ -31,13 +31,16 @@ type KubeconfigSecretRef struct {
 
 // ForeignClusterConnectionSpec names two providers to connect directly.
 type ForeignClusterConnectionSpec struct {
-	// ClusterA is the Liqo cluster ID of the first provider.
+	// ClusterA is the Liqo cluster ID of the first provider. Immutable:
+	// what the operator wrote is named after it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterA is immutable: create another ForeignClusterConnection"
 	ClusterA string `json:"clusterA"`
-	// ClusterB is the Liqo cluster ID of the second provider.
+	// ClusterB is the Liqo cluster ID of the second provider. Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterB is immutable: create another ForeignClusterConnection"
 	ClusterB string `json:"clusterB"`
 	// Paths the relays get.
 	// +optional

@@ -135,11 +135,11 @@ func (r *Reconciler) relayEndpoint(ctx context.Context, st *status, s *side) err
 // relay would refuse the whole RelayPeer, and guessing the owner would
 // misroute. It returns what it dropped.
 func dedupe(s *podmap.Side) []string {
-	count := map[netip.Prefix]int{}
+	count := make(map[netip.Prefix]int, len(s.Prefixes))
 	for _, p := range s.Prefixes {
 		count[p]++
 	}
-	real, as := map[netip.Prefix]int{}, map[netip.Prefix]int{}
+	real, as := make(map[netip.Prefix]int, len(s.SeesUs)), make(map[netip.Prefix]int, len(s.SeesUs))
 	for _, m := range s.SeesUs {
 		real[m.Real]++
 		as[m.As]++

@@ -451,6 +451,11 @@ spec: {clusterA: prov-a, clusterB: prov-b}
 	}
 	t.Logf("kubectl get fcc:\n%s", out)
 
+	// The pair is immutable (what was written is named after it).
+	if out, err := cc.KubectlErr("patch", "fcc", "a-b", "--type=merge", "-p", `{"spec":{"clusterB":"prov-x"}}`); err == nil || !strings.Contains(out, "clusterB is immutable") {
+		t.Errorf("changing spec.clusterB: err %v, %s", err, out)
+	}
+
 	// Restart: a new replica after op2, then pod churn.
 	rvA := pa.ResourceVersion
 	op2.stop(t)
