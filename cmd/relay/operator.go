@@ -13,6 +13,7 @@ import (
 	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/pkg/kube/connect"
 	"github.com/liqo-relay/relay/pkg/kube/operator"
+	"github.com/liqo-relay/relay/pkg/kube/provider"
 )
 
 // cmdOperator runs the consumer-side operator (docs/operator.md).
@@ -50,6 +51,7 @@ func cmdOperator(args []string, stderr io.Writer) error {
 	}
 	log, _ := newLogger(stderr, config.Log{Level: *level, Format: *format})
 	o.Logger = log
+	provider.RouteClientLogs(log) // process-wide: client-go's own logs
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	err := operator.Run(ctx, o)

@@ -24,13 +24,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	"k8s.io/klog/v2"
 
 	"github.com/liqo-relay/relay/pkg/kube/connect"
 	"github.com/liqo-relay/relay/pkg/kube/liqo"
+	"github.com/liqo-relay/relay/pkg/kube/provider"
 )
 
 // Options of Run; the flags of `relay operator` (docs/operator.md).
@@ -68,7 +67,6 @@ func Run(ctx context.Context, o Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	klog.SetSlogLogger(log.With("component", "client-go"))
 	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
 		return err
@@ -107,7 +105,7 @@ func Run(ctx context.Context, o Options) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var ready atomic.Bool
-	errs := make(chan error, 3)
+	errs := make(chan error, 4)
 	serve := func(addr string, h http.Handler) error {
 		if addr == "" {
 			return nil
@@ -150,25 +148,36 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 
-	// ctlDone is closed when the controller, started at most once, has
-	// returned: client-go runs OnStartedLeading in a goroutine of its own,
-	// so Run waits for it here.
+	// The controller runs at most once. client-go calls OnStartedLeading
+	// in a goroutine of its own, so Run waits for ctlDone on its way out,
+	// and a controller not yet started when Run leaves never starts.
 	ctlDone := make(chan struct{})
-	var started atomic.Bool
+	var mu sync.Mutex
+	started, stopping := false, false
 	defer func() {
+		mu.Lock()
+		stopping = true
+		s := started
+		mu.Unlock()
 		cancel()
-		if started.Load() {
+		if s {
 			<-ctlDone
 		}
 	}()
 	runController := func(ctx context.Context) {
-		if !started.CompareAndSwap(false, true) {
+		mu.Lock()
+		if started || stopping {
+			mu.Unlock()
 			return
 		}
+		started = true
+		mu.Unlock()
 		defer close(ctlDone)
 		leader.Set(1)
 		defer leader.Set(0)
-		wg.Go(func() {
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
 			select {
 			case <-ctl.Synced():
 				ready.Store(true)
@@ -177,7 +186,8 @@ func Run(ctx context.Context, o Options) error {
 				}
 			case <-ctx.Done():
 			}
-		})
+		}()
+		defer func() { <-watched }()
 		if err := ctl.Run(ctx); err != nil {
 			errs <- err
 		}
@@ -250,15 +260,9 @@ func elect(ctx context.Context, wg *sync.WaitGroup, o Options, core kubernetes.I
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
-	var cfg *rest.Config
-	var err error
-	if kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	cfg, err := provider.RESTConfig(kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: %w", err)
+		return nil, err
 	}
 	cfg.UserAgent = "liqo-relay-operator"
 	return cfg, nil
