@@ -3,7 +3,10 @@ package operator_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/netip"
 	"path/filepath"
 	"slices"
@@ -32,6 +35,7 @@ const (
 	tenantInP  = "liqo-tenant-cons-c" // each provider's tenant namespace for the consumer
 	keyA       = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 	keyB       = "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA="
+	keyB2      = "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCA="
 )
 
 var gatewayServers = schema.GroupVersionResource{Group: "networking.liqo.io", Version: "v1beta1", Resource: "gatewayservers"}
@@ -249,12 +253,17 @@ type op struct {
 	done   chan error
 }
 
-func startOperator(t *testing.T, kubeconfig, id string) *op {
+func startOperator(t *testing.T, kubeconfig, id string, listen ...string) *op {
 	ctx, cancel := context.WithCancel(context.Background())
 	o := &op{id: id, cancel: cancel, done: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", id)
+	metricsAddr, healthAddr := "", ""
+	if len(listen) == 2 {
+		metricsAddr, healthAddr = listen[0], listen[1]
+	}
 	go func() {
 		o.done <- operator.Run(ctx, operator.Options{
+			MetricsListen: metricsAddr, HealthListen: healthAddr,
 			Kubeconfig: kubeconfig, Namespace: opNS, ClusterID: consumerID,
 			LeaderElect: true, LeaseName: "liqo-relay-operator", Identity: id,
 			OverlayPool:   netip.MustParsePrefix("100.80.0.0/16"),
@@ -275,6 +284,25 @@ func (o *op) stop(t *testing.T) {
 		t.Errorf("operator %s: %v", o.id, err)
 	}
 	o.cancel = nil
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 type testWriter struct{ t *testing.T }
@@ -459,8 +487,13 @@ spec: {clusterA: prov-a, clusterB: prov-b}
 	// Restart: a new replica after op2, then pod churn.
 	rvA := pa.ResourceVersion
 	op2.stop(t)
-	startOperator(t, kc, "op3")
+	metricsAddr, healthAddr := freeAddr(t), freeAddr(t)
+	startOperator(t, kc, "op3", metricsAddr, healthAddr)
 	eventually(t, "op3 leads", func() (bool, string) { h := cs.leaseHolder(t); return h == "op3", h })
+	eventually(t, "op3 ready", func() (bool, string) {
+		code, body := get(t, "http://"+healthAddr+"/readyz")
+		return code == 200, body
+	})
 	cs.offload(t, "pb2", "10.71.3.9")
 	eventually(t, "churn reaches a", func() (bool, string) {
 		p := peersIn(t, a)
@@ -475,6 +508,23 @@ spec: {clusterA: prov-a, clusterB: prov-b}
 	}
 	if o := cs.overlay(t); o != overlayBefore {
 		t.Errorf("overlay record after restart = %s, before %s", o, overlayBefore)
+	}
+
+	// A key rotation in B reaches A's RelayPeer for B.
+	if err := b.rc.ApplyRelayStatus(context.Background(), tenantInP, "relay", v1alpha1.RelayStatus{
+		PublicKey: keyB2, Endpoints: []string{"relay.prov-b.example:51900"}, ListenPort: 51900, Ready: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "new key in a", func() (bool, string) {
+		p := peersIn(t, a)
+		return len(p) == 1 && p[0].Spec.PublicKey == keyB2, fmt.Sprintf("%v", p)
+	})
+	_, metrics := get(t, "http://"+metricsAddr+"/metrics")
+	for _, want := range []string{`relay_operator_leader 1`, `relay_operator_provider_writes_total{kind="RelayPeer"}`, `relay_operator_reconciles_total{result="ok"}`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics has no %s", want)
+		}
 	}
 
 	// A hand-deleted RelayPeer comes back.
