@@ -27,6 +27,12 @@ func (r *Reconciler) finalize(ctx context.Context, f *v1alpha1.ForeignClusterCon
 		x, y := s[0], s[1]
 		name := PeerName(r.ConsumerID, y)
 		fc, err := r.Consumer.ForeignCluster(ctx, x)
+		if errors.Is(err, ErrUnknownCluster) {
+			// The peering is gone, and Liqo's credentials with it: nothing
+			// can reach that provider any more, so waiting is pointless.
+			r.event(f, "Warning", "GaveUp", "%s is no longer a peer of this consumer: RelayPeer %s left behind there", x, name)
+			continue
+		}
 		if err == nil {
 			var p Provider
 			if p, err = r.Dialer.Provider(ctx, fc, overrides[i]); err == nil {

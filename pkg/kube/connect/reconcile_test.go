@@ -580,3 +580,24 @@ func TestForbiddenProviderSaysWhichRoleToBind(t *testing.T) {
 		t.Errorf("ProvidersReachable = %+v", c)
 	}
 }
+
+func TestDeletionAfterThePeeringWentAway(t *testing.T) {
+	w := newWorld(t)
+	w.addFCC("ab", "a", "b", time.Hour)
+	w.settle("ab")
+	delete(w.c.fcs, "b") // unpeered: no ForeignCluster, no credentials
+	now := metav1.NewTime(w.clock.t)
+	w.c.fccs["ab"].DeletionTimestamp = &now
+	if err := w.sync("ab"); err != nil {
+		t.Fatal(err)
+	}
+	if w.a.peer(tenA, "c-b") != nil {
+		t.Error("a's RelayPeer for b left behind")
+	}
+	if !w.events.has("GaveUp") {
+		t.Error("no GaveUp event for the unpeered provider")
+	}
+	if _, ok := w.c.fccs["ab"]; ok {
+		t.Error("deletion waits for a provider that is no longer a peer")
+	}
+}
