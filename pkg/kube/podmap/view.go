@@ -7,7 +7,3 @@ import "net/netip"
 // r.Real.
 func (r Remap) Map(a netip.Addr) (netip.Addr, bool) { return remap(a, r) }
 
-// Unmap is the inverse of Map: a, inside r.Seen, back inside r.Real.
-func (r Remap) Unmap(a netip.Addr) (netip.Addr, bool) {
-	return remap(a, Remap{Real: r.Seen, Seen: r.Real})
-}
