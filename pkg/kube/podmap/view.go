@@ -6,4 +6,3 @@ import "net/netip"
 // cluster of r.Seen sees address a. It reports false when a is outside
 // r.Real.
 func (r Remap) Map(a netip.Addr) (netip.Addr, bool) { return remap(a, r) }
-
