@@ -31,13 +31,16 @@ type KubeconfigSecretRef struct {
 
 // ForeignClusterConnectionSpec names two providers to connect directly.
 type ForeignClusterConnectionSpec struct {
-	// ClusterA is the Liqo cluster ID of the first provider.
+	// ClusterA is the Liqo cluster ID of the first provider. Immutable:
+	// what the operator wrote is named after it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterA is immutable: create another ForeignClusterConnection"
 	ClusterA string `json:"clusterA"`
-	// ClusterB is the Liqo cluster ID of the second provider.
+	// ClusterB is the Liqo cluster ID of the second provider. Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterB is immutable: create another ForeignClusterConnection"
 	ClusterB string `json:"clusterB"`
 	// Paths the relays get.
 	// +optional
@@ -91,6 +94,14 @@ type ForeignClusterConnectionStatus struct {
 	AToB DirectionStatus `json:"aToB,omitempty"`
 	// +optional
 	BToA DirectionStatus `json:"bToA,omitempty"`
+	// OverlayA and OverlayB are the overlay addresses the operator
+	// allocated to the relays of clusterA and clusterB (one per provider
+	// relay, recorded in the ConfigMap liqo-relay-overlay of the
+	// operator's namespace; see docs/operator.md, "Overlay addresses").
+	// +optional
+	OverlayA string `json:"overlayA,omitempty"`
+	// +optional
+	OverlayB string `json:"overlayB,omitempty"`
 	// +optional
 	LastTransition *metav1.Time `json:"lastTransition,omitempty"`
 	// +optional

@@ -26,6 +26,8 @@ Usage:
   relay inject --namespace NS --service SVC --webhook-config NAME --cert-dir DIR [--cert-manager]
                [--sidecar FILE] [--listen :9443] [--metrics-listen :9090] [--health-listen :8081]
                                inject the relay sidecar into Liqo gateway pods (docs/inject.md)
+  relay operator --namespace NS [--kubeconfig FILE] [--cluster-id ID] [--leader-elect=false]
+                               run the consumer-side operator (ForeignClusterConnections)
   relay demo                   an in-process federation of three relays on loopback
   relay genkey                 print a new private key
   relay pubkey                 read a private key on stdin, print its public key
@@ -61,6 +63,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdPing(args[1:], stdout)
 	case "inject":
 		err = cmdInject(args[1:], stderr)
+	case "operator":
+		err = cmdOperator(args[1:], stderr)
 	case "demo":
 		err = cmdDemo(args[1:], stdout)
 	case "genkey":

@@ -43,6 +43,9 @@ const (
 // caller waits and retries rather than failing.
 var ErrNotReady = errors.New("not ready")
 
+// ErrUnknownCluster marks a cluster ID that no ForeignCluster has.
+var ErrUnknownCluster = errors.New("unknown cluster")
+
 // ForeignCluster is what the operator needs of one peer.
 type ForeignCluster struct {
 	ID string
@@ -70,7 +73,7 @@ func GetForeignCluster(ctx context.Context, dyn dynamic.Interface, clusterID str
 	}
 	switch len(found) {
 	case 0:
-		return ForeignCluster{}, fmt.Errorf("no ForeignCluster has spec.clusterID %q (label %s)", clusterID, RemoteClusterIDLabel)
+		return ForeignCluster{}, fmt.Errorf("no ForeignCluster has spec.clusterID %q (label %s): %w", clusterID, RemoteClusterIDLabel, ErrUnknownCluster)
 	case 1:
 	default:
 		return ForeignCluster{}, fmt.Errorf("%d ForeignClusters have spec.clusterID %q", len(found), clusterID)

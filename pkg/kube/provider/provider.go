@@ -45,15 +45,9 @@ type Cluster struct {
 // Connect reaches the API server of kubeconfig, or the in-cluster one when
 // kubeconfig is empty. namespace defaults to the pod's namespace.
 func Connect(kubeconfig, namespace string) (*Cluster, error) {
-	var cfg *rest.Config
-	var err error
-	if kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	cfg, err := RESTConfig(kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: %w", err)
+		return nil, err
 	}
 	if namespace == "" {
 		namespace, err = podNamespace(kubeconfig)
@@ -71,6 +65,22 @@ func Connect(kubeconfig, namespace string) (*Cluster, error) {
 		return nil, err
 	}
 	return &Cluster{Namespace: namespace, core: core, relays: rc}, nil
+}
+
+// RESTConfig is the client configuration of kubeconfig, or the in-cluster
+// one when kubeconfig is empty.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	return cfg, nil
 }
 
 func podNamespace(kubeconfig string) (string, error) {

@@ -140,6 +140,11 @@ func (c *Client) DeleteRelayPeer(ctx context.Context, ns, name string) error {
 }
 
 func (c *Client) apply(ctx context.Context, resource, kind, ns, name, sub string, body map[string]any) error {
+	return c.applyAs(ctx, FieldManager, resource, kind, ns, name, sub, body)
+}
+
+// applyAs server-side applies body as field manager manager.
+func (c *Client) applyAs(ctx context.Context, manager, resource, kind, ns, name, sub string, body map[string]any) error {
 	md, _ := body["metadata"].(map[string]any)
 	if md == nil {
 		md = map[string]any{}
@@ -154,7 +159,7 @@ func (c *Client) apply(ctx context.Context, resource, kind, ns, name, sub string
 	}
 	force := true
 	req := c.rc.Patch(types.ApplyPatchType).Namespace(ns).Resource(resource).Name(name).
-		VersionedParams(&metav1.PatchOptions{FieldManager: FieldManager, Force: &force}, parameterCodec).
+		VersionedParams(&metav1.PatchOptions{FieldManager: manager, Force: &force}, parameterCodec).
 		Body(data)
 	if sub != "" {
 		req = req.SubResource(sub)
