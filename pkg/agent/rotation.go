@@ -149,8 +149,18 @@ func (a *Agent) stepRotation(now time.Time) {
 // step; when it fails nothing else has changed and the next step retries.
 func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 	n := a.next
+	// Hold first: wireguard-go starts its initiations the moment the key
+	// is set, and one that reached a peer after it moved would cross the
+	// peer's own.
+	for _, st := range a.peers {
+		a.holdInitiations(st, now)
+	}
 	if err := a.dp.wg.IpcSet(fmt.Sprintf("private_key=%s\n", n.priv.Hex())); err != nil {
 		a.log.Error("key rotation: setting the next private key in WireGuard", "err", err)
+		for _, st := range a.peers {
+			a.dp.bind.HoldInitiations(st.cfg.Name, false)
+			st.heldAt = time.Time{}
+		}
 		return
 	}
 	// wireguard-go recomputed every peer's static secret and expired the
@@ -164,9 +174,6 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 		if k, ok := n.keys[name]; ok {
 			st.key = k
 		}
-	}
-	for _, st := range a.peers {
-		a.holdInitiations(st, now)
 	}
 	a.cfg = cfg
 	a.cur.Store(cfg)
