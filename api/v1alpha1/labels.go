@@ -43,8 +43,8 @@ const (
 	ReasonServiceNoIngress = "ServiceHasNoIngress"
 )
 
-// RotateKeyAnnotation on a Relay asks its relay to generate a new private
-// key. Its value is an opaque token (for example a timestamp): each new
+// RotateKeyAnnotation on a Relay asks its relay to rotate its private key
+// in place (docs/kubernetes.md, "Keys"). Its value is an opaque token (for example a timestamp): each new
 // value requests one rotation, and the relay records the last value it acted
 // on in status.keyRotation.
 const RotateKeyAnnotation = Group + "/rotate-key"

@@ -44,12 +44,17 @@ type RelayStatus struct {
 	// key never leaves the relay's Secret.
 	// +optional
 	PublicKey string `json:"publicKey,omitempty"`
-	// PreviousPublicKey is set while a key rotation is in progress: peers
-	// that still use it are being moved to publicKey.
+	// NextPublicKey is set while a key rotation is staged: the key the
+	// relay switches to once every peer accepts it. Operators copy it into
+	// the nextPublicKey of the RelayPeers that name this relay.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$`
+	NextPublicKey string `json:"nextPublicKey,omitempty"`
+	// PreviousPublicKey is reserved; this version does not set it.
 	// +optional
 	PreviousPublicKey string `json:"previousPublicKey,omitempty"`
-	// KeyRotation is the value of the rotate-key annotation the relay last
-	// acted on.
+	// KeyRotation is the value of the rotate-key annotation
+	// (relay.liqo-relay.io/rotate-key) the relay last acted on.
 	// +optional
 	KeyRotation string `json:"keyRotation,omitempty"`
 	// Endpoints as resolved: from spec.endpoints, or from the LoadBalancer

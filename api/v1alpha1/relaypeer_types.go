@@ -19,6 +19,13 @@ type RelayPeerSpec struct {
 	// PublicKey is the peer relay's WireGuard public key (base64).
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$`
 	PublicKey string `json:"publicKey"`
+	// NextPublicKey is the key the peer relay rotates to, while it
+	// rotates (its Relay's status.nextPublicKey): the relay accepts the
+	// peer under it as soon as the peer switches, with no disruption
+	// (docs/protocol.md, "Key rotation").
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$`
+	NextPublicKey string `json:"nextPublicKey,omitempty"`
 	// Prefixes are the destinations routed to this peer, in our address
 	// space. They must lie inside the relay's allowedPeerPrefixes.
 	// +optional

@@ -11,10 +11,13 @@ import (
 // `relay status --json`. The JSON field names are a stable interface;
 // docs/status.md describes every field. Slices are never encoded as null.
 type Status struct {
-	Name             string       `json:"name"`
-	Version          string       `json:"version"`
-	Mode             string       `json:"mode"` // "tun" or "netstack"
-	PublicKey        string       `json:"publicKey"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Mode      string `json:"mode"` // "tun" or "netstack"
+	PublicKey string `json:"publicKey"`
+	// KeyRotation is set while a next key is staged (docs/protocol.md,
+	// "Key rotation").
+	KeyRotation      *KeyRotation `json:"keyRotation,omitempty"`
 	ListenPort       int          `json:"listenPort"`
 	UptimeSeconds    float64      `json:"uptimeSeconds"`
 	ConfigGeneration int          `json:"configGeneration"`
@@ -22,10 +25,23 @@ type Status struct {
 	Events           []Event      `json:"events"` // recent path switches, oldest first
 }
 
+// KeyRotation is a staged rotation of the relay's own key.
+type KeyRotation struct {
+	NextPublicKey string `json:"nextPublicKey"`
+	Since         Time   `json:"since"`
+	Deadline      Time   `json:"deadline"` // the switch happens then at the latest
+	// Staged are the peers that proved they accept the next key, Waiting
+	// those that have not yet.
+	Staged  []string `json:"staged"`
+	Waiting []string `json:"waiting"`
+}
+
 // PeerStatus is one peer (another provider's relay).
 type PeerStatus struct {
-	Name          string       `json:"name"`
-	PublicKey     string       `json:"publicKey"`
+	Name      string `json:"name"`
+	PublicKey string `json:"publicKey"`
+	// NextPublicKey is the key the peer rotates to, while it is staged.
+	NextPublicKey string       `json:"nextPublicKey,omitempty"`
 	ActivePath    string       `json:"activePath"` // "" when no path is usable
 	Reachable     bool         `json:"reachable"`
 	Prefixes      []string     `json:"prefixes"`

@@ -69,6 +69,9 @@ type Agent struct {
 	started time.Time
 	// listenPort is cfg.ListenPort, which only a restart changes.
 	listenPort uint16
+	// pubKey is our running public key: it changes when a key rotation
+	// switches (rotation.go).
+	pubKey atomic.Pointer[config.Key]
 
 	// cur is the running configuration, published by the owner goroutine
 	// for Apply (to find the peers whose endpoints need resolving).
@@ -86,6 +89,7 @@ type Agent struct {
 	mon    *health.Monitor
 	sel    *failover.Selector
 	events eventLog
+	next   *ownNext              // our staged next key, nil when none (rotation.go)
 	pings  map[pingKey]*pingWait // outstanding `relay ping` probes by peer and nonce (ping.go)
 	dueBuf []health.Probe
 	// lastHousekeep is when housekeep last ran (passive evidence dating).
@@ -192,6 +196,8 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	a.started = a.clock.Now()
 	a.listenPort = cfg.ListenPort
+	pub := cfg.PrivateKey.PublicKey()
+	a.pubKey.Store(&pub)
 	ok = true
 	return a, nil
 }
@@ -376,6 +382,13 @@ func (a *Agent) Ready() (bool, string) {
 // from any goroutine.
 func (a *Agent) ListenPort() uint16 {
 	return a.listenPort
+}
+
+// PublicKey returns the relay's running public key, which a key rotation
+// changes (docs/protocol.md, "Key rotation"). It is safe to call from any
+// goroutine.
+func (a *Agent) PublicKey() config.Key {
+	return *a.pubKey.Load()
 }
 
 // DialContext connects from this relay's own overlay address into the mesh.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/pkg/failover"
@@ -11,8 +12,14 @@ import (
 
 // peerState is the owner goroutine's view of one peer.
 type peerState struct {
-	cfg       config.Peer
-	key       *health.PeerKey
+	// cfg is the peer as WireGuard runs it: PublicKey is the key its
+	// WireGuard peer has (once the peer switched to its NextPublicKey, that
+	// one, see livePeer).
+	cfg config.Peer
+	key *health.PeerKey
+	// nextKey is the probe key under the peer's NextPublicKey while one is
+	// staged: it authenticates the peer's switch notice (rotation.go).
+	nextKey   *health.PeerKey
 	paths     []pathState
 	active    int  // config index of the path WireGuard's traffic takes
 	started   bool // the first path came up and the first handshake went out
@@ -21,10 +28,13 @@ type peerState struct {
 	slots     []int              // config index -> stable path slot (health ids, probe path field)
 	nextSlot  int
 	reachable bool
-	rxSeen    map[netip.AddrPort]uint64 // passive evidence: packets seen per source
-	traffic   trafficState              // idleness (demand.go)
-	dup       failover.Duplicator       // redundant sending (redundancy.go)
-	second    string                    // the path copies go to; "" none
+	// heldAt is when we started holding our handshake initiations to the
+	// peer after a key switch; zero when not held (rotation.go).
+	heldAt  time.Time
+	rxSeen  map[netip.AddrPort]uint64 // passive evidence: packets seen per source
+	traffic trafficState              // idleness (demand.go)
+	dup     failover.Duplicator       // redundant sending (redundancy.go)
+	second  string                    // the path copies go to; "" none
 }
 
 type pathState struct {

@@ -55,7 +55,7 @@ func overlay(i int) netip.Addr { return netip.AddrFrom4([4]byte{100, 80, 0, byte
 
 func testLogger(t testing.TB) *slog.Logger {
 	if os.Getenv("RELAY_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("test", t.Name())
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: testLogLevel()})).With("test", t.Name())
 	}
 	return slog.New(slog.DiscardHandler)
 }

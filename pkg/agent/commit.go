@@ -72,6 +72,7 @@ func (a *Agent) commit(pl *plan) {
 	}
 	a.cfg = pl.cfg
 	a.gen++
+	a.commitNext(pl.next, pl.cfg, a.clock.Now())
 	a.publishProbeIndex()
 	a.cur.Store(pl.cfg)
 	if a.opts.LogLevel != nil {

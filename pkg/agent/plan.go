@@ -23,6 +23,8 @@ type plan struct {
 	// removed holds the state of every peer the configuration drops,
 	// sorted by name.
 	removed []*peerState
+	// next is our own staged next key, nil when none (rotation.go).
+	next *ownNext
 }
 
 // old returns the running state of the peer called name, or nil.
@@ -42,6 +44,7 @@ func (a *Agent) rekeyed(st *peerState) bool {
 // endpoints it lacks are only parsed as IP literals.
 func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, initial bool) (*plan, error) {
 	if !initial {
+		a.liveOwnKey(cfg)
 		if err := a.immutableChanges(cfg); err != nil {
 			return nil, err
 		}
@@ -52,8 +55,14 @@ func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, ini
 	}
 	pl := &plan{cfg: cfg, rules: rules}
 	ourPriv := health.PrivateKey(cfg.PrivateKey)
+	next, err := prepareNext(cfg, a.peers)
+	if err != nil {
+		return nil, err
+	}
+	pl.next = next
 	for _, p := range cfg.Peers {
 		old := a.old(p.Name)
+		p = livePeer(p, old)
 		if old != nil && old.cfg.Equal(p) {
 			continue
 		}
@@ -62,6 +71,11 @@ func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, ini
 			return nil, fmt.Errorf("peers[%s].publicKey: %w", p.Name, err)
 		}
 		st := &peerState{cfg: p, key: key, rxSeen: map[netip.AddrPort]uint64{}}
+		if !p.NextPublicKey.IsZero() {
+			if st.nextKey, err = health.NewPeerKey(ourPriv, health.PublicKey(p.NextPublicKey)); err != nil {
+				return nil, fmt.Errorf("peers[%s].nextPublicKey: %w", p.Name, err)
+			}
+		}
 		st.paths = resolved[p.Name]
 		if len(st.paths) != len(p.Paths) {
 			st.paths = a.literalPaths(p)
@@ -72,6 +86,7 @@ func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, ini
 			st.hsReason = "startup"
 		}
 		if old != nil {
+			st.heldAt = old.heldAt // the Bind holds by name: release it in time
 			sameKey := old.cfg.PublicKey == p.PublicKey
 			if sameKey {
 				// The same WireGuard peer: its session, pending handshake
@@ -109,7 +124,7 @@ func (a *Agent) immutableChanges(cfg *config.Config) error {
 		bad = append(bad, "name")
 	}
 	if old.PrivateKey != cfg.PrivateKey {
-		bad = append(bad, "privateKey")
+		bad = append(bad, "privateKey (to change the key in place, stage the new one as nextPrivateKey)")
 	}
 	if old.Mode != cfg.Mode {
 		bad = append(bad, "mode")

@@ -13,13 +13,32 @@ import (
 )
 
 // probePeer is what a Bind receive goroutine needs to answer and match the
-// probes of one peer. It is immutable but for the replay filter, which has
-// its own lock.
+// probes of one peer under one sender id. It is immutable; its replay
+// filters have their own locks and carry over when the index is rebuilt.
 type probePeer struct {
 	name string
 	key  *health.PeerKey
-	mu   sync.Mutex
-	rf   health.ReplayFilter
+	rf   *replayState
+	// ourNext verifies the peer's proof that it staged our next key
+	// (rotation.go); nil when we stage none. Its requests have their own
+	// replay filter: the peer sends each probe under both keys.
+	ourNext *health.PeerKey
+	rfNext  *replayState
+	// staged marks the entry of a peer's next key: a request under it says
+	// the peer switched to that key.
+	staged bool
+}
+
+// replayState is a replay filter with its lock.
+type replayState struct {
+	mu sync.Mutex
+	rf health.ReplayFilter
+}
+
+func (r *replayState) accept(epoch, nonce uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rf.Accept(epoch, nonce)
 }
 
 // probeIndex maps sender ids to peers. A new one is published (atomically)
@@ -58,19 +77,32 @@ type probeReply struct {
 	msg  health.Message
 	from netip.AddrPort
 	at   time.Time
+	// rot is set, and the rest is not used, for a request under a staged
+	// key (rotation.go).
+	rot rotationSignal
 }
 
 func newRand() *rand.Rand { return rand.New(rand.NewSource(time.Now().UnixNano())) }
 
 // publishProbeIndex rebuilds the index from the current peers: on every
-// config change and whenever a path's answers come from a new address.
-// Replay filters and epochs of peers that stay are carried over.
+// config change, key rotation step, and whenever a path's answers come from
+// a new address. The replay filters of sender ids that stay with the same
+// peer are carried over.
 func (a *Agent) publishProbeIndex() {
 	old := a.probes.Load()
 	idx := &probeIndex{
 		bySender:  make(map[health.SenderID]*probePeer, len(a.peers)),
 		epoch:     a.epoch,
 		pathAddrs: map[netip.AddrPort]struct{}{},
+	}
+	add := func(name string, key *health.PeerKey, staged bool) *probePeer {
+		id := key.Theirs()
+		pp := &probePeer{name: name, key: key, staged: staged, rf: &replayState{}}
+		if prev, ok := old.bySender[id]; ok && prev.name == name {
+			pp.rf, pp.rfNext = prev.rf, prev.rfNext
+		}
+		idx.bySender[id] = pp
+		return pp
 	}
 	for name, st := range a.peers {
 		for _, p := range st.paths {
@@ -80,15 +112,17 @@ func (a *Agent) publishProbeIndex() {
 				}
 			}
 		}
-		id := st.key.Theirs()
 		idx.ours = st.key.Ours()
-		if pp, ok := old.bySender[id]; ok && pp.name == name {
-			// Same peer, same key: keep its replay state. The key object
-			// is equal by construction (same private and public keys).
-			idx.bySender[id] = pp
-			continue
+		pp := add(name, st.key, false)
+		if a.next != nil {
+			pp.ourNext = a.next.keys[name]
+			if pp.rfNext == nil {
+				pp.rfNext = &replayState{}
+			}
 		}
-		idx.bySender[id] = &probePeer{name: name, key: st.key}
+		if st.nextKey != nil {
+			add(name, st.nextKey, true)
+		}
 	}
 	a.probes.Store(idx)
 }
@@ -128,24 +162,41 @@ func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
 		return
 	}
 	pp, ok := idx.bySender[m.Sender]
-	if !ok || !pp.key.Verify(pkt) {
+	if !ok {
+		a.metrics.ProbeRejected()
+		return
+	}
+	key, rf, sig := pp.key, pp.rf, rotationSignal(0)
+	switch {
+	case pp.key.Verify(pkt):
+		if pp.staged {
+			sig = peerSwitched
+		}
+	case pp.ourNext != nil && pp.ourNext.Verify(pkt):
+		key, rf, sig = pp.ourNext, pp.rfNext, peerStaged
+	default:
 		a.metrics.ProbeRejected()
 		return
 	}
 	switch m.Kind {
 	case health.KindRequest:
-		pp.mu.Lock()
-		fresh := pp.rf.Accept(m.Epoch, m.Nonce)
-		pp.mu.Unlock()
-		if !fresh {
+		if !rf.accept(m.Epoch, m.Nonce) {
 			a.metrics.ProbeRejected()
 			return
 		}
 		var out [health.ProbeSize]byte
-		health.Marshal(&out, &health.Message{Kind: health.KindReply, Path: m.Path, Nonce: m.Nonce, Epoch: idx.epoch, Sender: pp.key.Ours()})
-		pp.key.Seal(&out)
+		health.Marshal(&out, &health.Message{Kind: health.KindReply, Path: m.Path, Nonce: m.Nonce, Epoch: idx.epoch, Sender: key.Ours()})
+		key.Seal(&out)
 		_ = a.dp.bind.SendTo(out[:], from)
+		if sig != 0 {
+			a.enqueueReply(probeReply{peer: pp.name, rot: sig, at: at})
+		}
 	case health.KindReply:
+		if sig != 0 {
+			// The answer to a proof we sent under a peer's next key: it
+			// matches no request of the monitor's.
+			return
+		}
 		a.enqueueReply(probeReply{peer: pp.name, msg: m, from: from, at: at})
 	}
 }
@@ -170,17 +221,28 @@ func (a *Agent) sendProbe(p health.Probe) {
 	if i < 0 || !st.paths[i].addr.IsValid() {
 		return
 	}
-	var out [health.ProbeSize]byte
-	health.Marshal(&out, &health.Message{Kind: health.KindRequest, Path: uint16(p.ID.Path), Nonce: p.Nonce, Epoch: a.epoch, Sender: st.key.Ours()})
-	st.key.Seal(&out)
-	if err := a.dp.bind.SendTo(out[:], st.paths[i].addr); err != nil {
-		a.log.Debug("sending probe", "peer", p.ID.Peer, "path", st.cfg.Paths[i].Name, "err", err)
+	for _, key := range []*health.PeerKey{st.key, st.nextKey} {
+		if key == nil {
+			continue
+		}
+		// Under the peer's next key too while one is staged: that copy is
+		// our proof to the peer that we accept its next key (rotation.go).
+		var out [health.ProbeSize]byte
+		health.Marshal(&out, &health.Message{Kind: health.KindRequest, Path: uint16(p.ID.Path), Nonce: p.Nonce, Epoch: a.epoch, Sender: key.Ours()})
+		key.Seal(&out)
+		if err := a.dp.bind.SendTo(out[:], st.paths[i].addr); err != nil {
+			a.log.Debug("sending probe", "peer", p.ID.Peer, "path", st.cfg.Paths[i].Name, "err", err)
+		}
 	}
 	a.metrics.ProbeSent(p.ID.Peer, st.cfg.Paths[i].Name)
 }
 
 // onReply handles an authenticated probe in the owner goroutine.
 func (a *Agent) onReply(r probeReply) {
+	if r.rot != 0 {
+		a.onRotationSignal(r)
+		return
+	}
 	st, ok := a.peers[r.peer]
 	if !ok {
 		return

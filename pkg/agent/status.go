@@ -103,6 +103,7 @@ func (a *Agent) buildStatus() admin.Status {
 		Version:          version.String(),
 		Mode:             string(a.cfg.Mode),
 		PublicKey:        a.cfg.PrivateKey.PublicKey().String(),
+		KeyRotation:      a.rotationStatus(now),
 		ListenPort:       int(a.cfg.ListenPort),
 		UptimeSeconds:    now.Sub(a.started).Seconds(),
 		ConfigGeneration: a.gen,
@@ -114,16 +115,19 @@ func (a *Agent) buildStatus() admin.Status {
 		if !ok {
 			continue
 		}
-		info := wg[hexKey(p.PublicKey)]
+		info := wg[hexKey(ps.cfg.PublicKey)]
 		out := admin.PeerStatus{
 			Name:          p.Name,
-			PublicKey:     p.PublicKey.String(),
+			PublicKey:     ps.cfg.PublicKey.String(),
 			Reachable:     ps.reachable,
 			Prefixes:      prefixStrings(p),
 			LastHandshake: admin.At(info.lastHandshake),
 			RxBytes:       info.rx,
 			TxBytes:       info.tx,
 			Paths:         []admin.PathStatus{},
+		}
+		if !ps.cfg.NextPublicKey.IsZero() {
+			out.NextPublicKey = ps.cfg.NextPublicKey.String()
 		}
 		if ps.reachable {
 			out.ActivePath = p.Paths[ps.active].Name

@@ -41,6 +41,7 @@ func (a *Agent) step(now time.Time) {
 	for _, ev := range a.sel.Tick(now) {
 		a.act(ev, now)
 	}
+	a.stepRotation(now)
 }
 
 // act carries out one selection decision.
@@ -118,7 +119,7 @@ type deferredHandshake struct {
 // initiator (the smaller public key), else after handshakeDeferral unless
 // the peer's own initiation has formed a session by then.
 func (a *Agent) kick(st *peerState, reason string, expire bool, now time.Time) {
-	ours := a.cfg.PrivateKey.PublicKey()
+	ours := a.cfg.PrivateKey.PublicKey() // a.cfg holds the running key, also after a rotation
 	if bytes.Compare(ours[:], st.cfg.PublicKey[:]) < 0 {
 		a.startKeepalive(st)
 		a.handshake(st, reason, expire)
@@ -181,6 +182,7 @@ func (a *Agent) housekeep(now time.Time) {
 	a.lastHousekeep = now
 	for name, st := range a.peers {
 		a.runDeferred(st, now)
+		a.releaseHold(st, now)
 		var rx uint64
 		srcs := a.dp.bind.RxStats(name)
 		for _, src := range srcs {

@@ -42,6 +42,7 @@ func (c *Config) Peer(name string) (*Peer, bool) {
 func (p Peer) Equal(q Peer) bool {
 	return p.Name == q.Name &&
 		p.PublicKey == q.PublicKey &&
+		p.NextPublicKey == q.NextPublicKey &&
 		slices.Equal(p.Prefixes, q.Prefixes) &&
 		p.PersistentKeepalive == q.PersistentKeepalive &&
 		slices.Equal(p.Paths, q.Paths) &&
@@ -70,5 +71,6 @@ func (c *Config) Clone() *Config {
 func (c *Config) Redacted() *Config {
 	d := c.Clone()
 	d.PrivateKey = PrivateKey{}
+	d.NextPrivateKey = PrivateKey{}
 	return d
 }

@@ -35,6 +35,7 @@ func TestPeerEqual(t *testing.T) {
 		{"no mapping", func(p *Peer) { p.SeesUs = nil }},
 		{"health", func(p *Peer) { p.Health.Interval++ }},
 		{"dampening", func(p *Peer) { p.Health.Dampening.Enabled = false }},
+		{"next public key", func(p *Peer) { p.NextPublicKey[0] ^= 1 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := (&Config{Peers: []Peer{base}}).Clone()
@@ -47,7 +48,7 @@ func TestPeerEqual(t *testing.T) {
 	}
 	// Every field of Peer must be covered by Equal: a new field makes this
 	// count change and reminds whoever adds it.
-	if n := reflect.TypeOf(Peer{}).NumField(); n != 7 {
+	if n := reflect.TypeOf(Peer{}).NumField(); n != 8 {
 		t.Errorf("Peer has %d fields; update Equal and this test", n)
 	}
 }

@@ -63,7 +63,8 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	m := d.fields(n, "",
 		"name", "privateKey", "privateKeyFile", "listenPort", "mode",
 		"addresses", "mtu", "tun", "netstack", "exports", "admin", "log",
-		"health", "peers", "privateKeySecret", "allowedPeerPrefixes", "liqo")
+		"health", "peers", "privateKeySecret", "allowedPeerPrefixes", "liqo",
+		"nextPrivateKey", "keyRotationDeadline")
 	if m == nil {
 		return
 	}
@@ -74,6 +75,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	c.PrivateKey = PrivateKey(priv)
 	clear(priv[:])
 	d.setString(m, "", "privateKeyFile", &c.PrivateKeyFile)
+	d.rotationFields(m, c)
 	d.setPort(m, "", "listenPort", &c.ListenPort)
 	var mode string
 	if m["mode"] != nil {
@@ -153,12 +155,13 @@ func (d *decoder) health(n *yaml.Node, path string, h *Health) {
 func (d *decoder) peer(n *yaml.Node, path string, p *Peer) {
 	m := d.fields(n, path,
 		"name", "publicKey", "prefixes", "persistentKeepalive", "paths",
-		"seesUs", "health")
+		"seesUs", "health", "nextPublicKey")
 	if m == nil {
 		return
 	}
 	d.setString(m, path, "name", &p.Name)
 	d.setKey(m, path, "publicKey", &p.PublicKey)
+	d.setKey(m, path, "nextPublicKey", &p.NextPublicKey)
 	d.setPrefixes(m, path, "prefixes", &p.Prefixes)
 	d.setDuration(m, path, "persistentKeepalive", &p.PersistentKeepalive)
 	if n := m["paths"]; n != nil {

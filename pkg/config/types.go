@@ -59,6 +59,13 @@ type Config struct {
 	PrivateKeySecret SecretRef
 	// keyFromSecret is set once PrivateKey was read from PrivateKeySecret.
 	keyFromSecret bool
+	// NextPrivateKey, when set, is the key this relay rotates to in place
+	// (rotation.go, docs/protocol.md "Key rotation"). It prints as Redacted.
+	NextPrivateKey PrivateKey
+	// KeyRotationDeadline is how long the relay waits, from the moment it
+	// is given NextPrivateKey, for every peer to stage it before it
+	// switches anyway.
+	KeyRotationDeadline time.Duration
 	// AllowedPeerPrefixes limits the prefixes that RelayPeers may route to
 	// their peers; empty allows any prefix but our exports and addresses.
 	AllowedPeerPrefixes []netip.Prefix
@@ -128,6 +135,9 @@ type Log struct {
 type Peer struct {
 	Name      string
 	PublicKey Key
+	// NextPublicKey, when set, is the key the peer is rotating to: we
+	// accept it alongside PublicKey until the peer switches (rotation.go).
+	NextPublicKey Key
 	// Prefixes are the destinations routed to this peer, in our address
 	// space.
 	Prefixes []netip.Prefix
@@ -180,6 +190,8 @@ func Defaults() Config {
 		Admin:    Admin{Listen: DefaultAdmin},
 		Log:      Log{Level: LogLevelInfo, Format: LogFormatText},
 		Health:   DefaultHealth(),
+
+		KeyRotationDeadline: DefaultKeyRotationDeadline,
 	}
 }
 

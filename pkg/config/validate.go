@@ -43,6 +43,7 @@ func (c *Config) validate(e *errList) {
 		e.checkf("privateKey", "privateKey and privateKeyFile are mutually exclusive")
 	}
 	c.validateKubernetes(e)
+	c.validateRotation(e)
 	if c.ListenPort == 0 {
 		e.checkf("listenPort", "0 is not a port (1..65535)")
 	}

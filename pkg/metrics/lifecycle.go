@@ -14,6 +14,10 @@ const (
 	// HandshakeRecovered: the peer became reachable again after its
 	// session went stale.
 	HandshakeRecovered = "recovered"
+	// HandshakePeerRotated: the peer switched to its next key and we
+	// moved its allowed IPs to the new key (docs/protocol.md, "Key
+	// rotation"): the new key needs its first session.
+	HandshakePeerRotated = "peer-rotated"
 )
 
 // ConfigReload counts one configuration reload attempt, by result: "ok"

@@ -6,7 +6,6 @@ package keysecret
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"strings"
 
@@ -38,14 +37,9 @@ func Load(ctx context.Context, secrets Secrets, ref config.SecretRef, relay stri
 	case !apierrors.IsNotFound(err):
 		return k, false, fmt.Errorf("privateKeySecret: reading Secret %s: %w", ref.Name, err)
 	}
-	var raw [config.KeyLen]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return k, false, fmt.Errorf("generating a private key: %w", err)
+	if k, err = generate(); err != nil {
+		return k, false, err
 	}
-	raw[0] &= 248 // clamped like wg genkey
-	raw[31] = (raw[31] & 127) | 64
-	k = config.PrivateKey(raw)
-	clear(raw[:])
 	s = &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: ref.Name,

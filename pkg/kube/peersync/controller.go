@@ -302,6 +302,11 @@ func sameConfig(a, b *config.Config) bool {
 			return false
 		}
 	}
+	// Redacted hides the keys, so they are compared apart: a staged or
+	// finished key rotation is a change to apply.
+	if a.PrivateKey != b.PrivateKey || a.NextPrivateKey != b.NextPrivateKey {
+		return false
+	}
 	ac, bc := a.Clone(), b.Clone()
 	ac.Peers, bc.Peers = nil, nil
 	return fmt.Sprint(ac.Redacted()) == fmt.Sprint(bc.Redacted())

@@ -25,6 +25,7 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/kube/keyrotate"
 	"github.com/liqo-relay/relay/pkg/kube/keysecret"
 	"github.com/liqo-relay/relay/pkg/kube/peersync"
 	"github.com/liqo-relay/relay/pkg/kube/relayclient"
@@ -124,6 +125,15 @@ func (c *Cluster) LoadKey(ctx context.Context, cfg *config.Config, log *slog.Log
 		log.Info("generated a private key and stored it", "secret", c.Namespace+"/"+cfg.PrivateKeySecret.Name)
 	}
 	cfg.SetKeyFromSecret(k)
+	// A rotation staged before a restart resumes (docs/kubernetes.md, "Keys").
+	next, ok, err := keysecret.LoadNext(ctx, c.core.CoreV1().Secrets(c.Namespace), cfg.PrivateKeySecret)
+	if err != nil {
+		return err
+	}
+	if ok {
+		log.Info("resuming the key rotation staged in the Secret", "nextPublicKey", next.PublicKey().String())
+		cfg.NextPrivateKey = next
+	}
 	return nil
 }
 
@@ -132,6 +142,7 @@ type Agent interface {
 	peersync.Agent
 	Ready() (bool, string)
 	ListenPort() uint16
+	PublicKey() config.Key
 }
 
 // Options of Run.
@@ -149,6 +160,12 @@ type Control struct {
 	peers  *peersync.Controller
 	pub    *relaypublish.Publisher
 	events events.EventBroadcaster
+	// rot follows key rotations; nil when the key is not kept in a Secret.
+	rot *keyrotate.Rotator
+	log *slog.Logger
+
+	mu   sync.Mutex
+	base *config.Config // the file configuration last applied
 }
 
 // NewControl builds the control loop for the relay of o.Base.
@@ -167,26 +184,65 @@ func (c *Cluster) NewControl(o Options) (*Control, error) {
 	}
 	name := o.Base.Name
 	eb := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.core.EventsV1()})
-	ctl := &Control{
-		events: eb,
-		peers: peersync.New(peersync.Options{
-			Namespace: c.Namespace, Relay: name,
-			Base: o.Base, Agent: o.Agent, API: c.relays, Logger: o.Logger,
-			Writes: writes.WithLabelValues("RelayPeer"),
-			Events: eb.NewRecorder(relayclient.Scheme, "liqo-relay/"+name),
-		}),
-		pub: relaypublish.New(relaypublish.Options{
-			Namespace: c.Namespace, Name: name,
-			Labels: map[string]string{v1alpha1.RelayLabel: name, "app.kubernetes.io/managed-by": "liqo-relay"},
-			Info: relaypublish.Info{
-				PublicKey: o.Base.PublicKey().String(), ListenPort: o.Agent.ListenPort(), Mode: string(o.Base.Mode),
-				Version: o.Version, ProtocolVersion: o.Protocol, Ready: o.Agent.Ready,
-			},
-			Relays: c.relays, Services: c.core.CoreV1().Services(c.Namespace), Logger: o.Logger,
-			Writes: writes.WithLabelValues("Relay"),
-		}),
+	ctl := &Control{base: o.Base.Clone(), events: eb, log: o.Logger.With("component", "kube")}
+	info := relaypublish.Info{
+		PublicKey: o.Base.PublicKey().String(), ListenPort: o.Agent.ListenPort(), Mode: string(o.Base.Mode),
+		Version: o.Version, ProtocolVersion: o.Protocol, Ready: o.Agent.Ready,
 	}
+	if !o.Base.PrivateKeySecret.IsZero() {
+		ctl.rot = keyrotate.New(keyrotate.Options{
+			Secrets: c.core.CoreV1().Secrets(c.Namespace), Ref: o.Base.PrivateKeySecret, Agent: o.Agent,
+			Stage: ctl.restage, Logger: o.Logger,
+		}, o.Base.PrivateKey, o.Base.NextPrivateKey)
+		info.Keys = ctl.rot.Status
+	}
+	ctl.peers = peersync.New(peersync.Options{
+		Namespace: c.Namespace, Relay: name,
+		Base: ctl.withKeys(o.Base), Agent: o.Agent, API: c.relays, Logger: o.Logger,
+		Writes: writes.WithLabelValues("RelayPeer"),
+		Events: eb.NewRecorder(relayclient.Scheme, "liqo-relay/"+name),
+	})
+	ctl.pub = relaypublish.New(relaypublish.Options{
+		Namespace: c.Namespace, Name: name,
+		Labels: map[string]string{v1alpha1.RelayLabel: name, "app.kubernetes.io/managed-by": "liqo-relay"},
+		Info:   info,
+		Relays: c.relays, Services: c.core.CoreV1().Services(c.Namespace), Logger: o.Logger,
+		Writes:  writes.WithLabelValues("Relay"),
+		OnRelay: ctl.syncRotation,
+	})
 	return ctl, nil
+}
+
+// syncRotation lets the rotator see the Relay (its rotate-key annotation,
+// and whether the relay switched keys).
+func (ctl *Control) syncRotation(ctx context.Context, relay *v1alpha1.Relay) {
+	if ctl.rot == nil {
+		return
+	}
+	if err := ctl.rot.Sync(ctx, relay); err != nil {
+		ctl.log.Warn("key rotation", "err", err)
+	}
+}
+
+// withKeys returns cfg with the keys the relay runs with: a reload must
+// carry a staged or finished rotation, which the file does not know of.
+func (ctl *Control) withKeys(cfg *config.Config) *config.Config {
+	if ctl.rot == nil {
+		return cfg
+	}
+	c := cfg.Clone()
+	priv, next := ctl.rot.Keys()
+	c.SetKeyFromSecret(priv)
+	c.NextPrivateKey = next
+	return c
+}
+
+// restage applies the last file configuration again, with the rotator's
+// keys (keyrotate.Options.Stage).
+func (ctl *Control) restage(ctx context.Context) error {
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	return ctl.peers.SetBase(ctx, ctl.withKeys(ctl.base))
 }
 
 // Run runs the loops until ctx is done.
@@ -209,5 +265,11 @@ func (ctl *Control) Run(ctx context.Context) error {
 // SetBase applies a new file configuration (SIGHUP) together with the
 // RelayPeers. On error the relay keeps running its previous configuration.
 func (ctl *Control) SetBase(ctx context.Context, cfg *config.Config) error {
-	return ctl.peers.SetBase(ctx, cfg)
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	if err := ctl.peers.SetBase(ctx, ctl.withKeys(cfg)); err != nil {
+		return err
+	}
+	ctl.base = cfg.Clone()
+	return nil
 }

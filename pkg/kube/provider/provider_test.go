@@ -212,6 +212,11 @@ func (s *stream) stop() (sent, lost int) {
 	return s.sent, s.sent - len(s.got)
 }
 
+// maxRotationLoss bounds the datagrams an in-place key rotation may cost a
+// stream: those in flight through the moving relay's WireGuard at the
+// instant it moves (pkg/agent, rotation.go).
+const maxRotationLoss = 20
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -413,9 +418,57 @@ spec:
 		t.Errorf("the stream to provider-b lost %d of %d datagrams while other peers changed", lost, sent)
 	}
 
-	// Key rotation (docs/kubernetes.md): delete the key Secret and restart
-	// the relay; it generates a new key and publishes it, and once the
-	// other side's RelayPeer carries it the link comes back.
+	// In-place key rotation (docs/kubernetes.md, "Keys"): the annotation
+	// stages a new key in A's Secret and Relay; the operator's part, copying
+	// status.nextPublicKey into B's RelayPeer for A, is done here; A
+	// switches once B proved it, B follows, and the Secret ends with the new
+	// key alone. A UDP stream from A to B runs across it.
+	c.Kubectl(t, "-n", "tenant-a", "delete", "relaypeer", "provider-d") // a peer that could never stage
+	waitFor(t, "provider-d removed", func() bool { _, ok := a.peer(t, "provider-d"); return !ok })
+	stream = startStream(t, a, b)
+	c.Kubectl(t, "-n", "tenant-a", "annotate", "relay", "provider-a", v1alpha1.RotateKeyAnnotation+"=r1")
+	var nextA string
+	waitFor(t, "provider-a's next key staged", func() bool {
+		ra, err := adm.GetRelay(ctx, "tenant-a", "provider-a")
+		if err != nil || ra.Status.NextPublicKey == "" || ra.Status.KeyRotation != "r1" || ra.Status.PublicKey != pubA {
+			return false
+		}
+		nextA = ra.Status.NextPublicKey
+		return true
+	})
+	if out := c.Kubectl(t, "-n", "tenant-a", "get", "secret", "relay-key", "-o", `jsonpath={.data.privateKey\.next}`); out == "" {
+		t.Error("the key Secret holds no staged next key")
+	}
+	staged := spec(pubA, a.port, "10.244.1.0/24", "100.80.0.1/32")
+	staged.NextPublicKey = nextA
+	if err := adm.ApplyRelayPeer(ctx, "tenant-b", "provider-a", label("provider-b"), staged); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "provider-a switched and keeps only the new key", func() bool {
+		ra, err := adm.GetRelay(ctx, "tenant-a", "provider-a")
+		return err == nil && ra.Status.PublicKey == nextA && ra.Status.NextPublicKey == ""
+	})
+	waitFor(t, "provider-b on provider-a's new key", func() bool {
+		q, ok := b.peer(t, "provider-a")
+		return ok && q.PublicKey == nextA && q.Reachable
+	})
+	if out := c.Kubectl(t, "-n", "tenant-a", "get", "secret", "relay-key", "-o", "jsonpath={.data}"); strings.Contains(out, "privateKey.next") {
+		t.Errorf("the Secret still holds a staged key after the switch: %s", out)
+	}
+	sent, lost = stream.stop()
+	t.Logf("UDP stream A->B across the key rotation: %d datagrams, %d lost", sent, lost)
+	if sent == 0 || lost > maxRotationLoss {
+		t.Errorf("the stream to provider-b lost %d of %d datagrams across the key rotation (at most %d allowed)", lost, sent, maxRotationLoss)
+	}
+	// The operator catches up: publicKey is the new key. Nothing moves.
+	if err := adm.ApplyRelayPeer(ctx, "tenant-b", "provider-a", label("provider-b"), spec(nextA, a.port, "10.244.1.0/24", "100.80.0.1/32")); err != nil {
+		t.Fatal(err)
+	}
+	pubA = nextA
+
+	// Key rotation by restart (docs/kubernetes.md): delete the key Secret
+	// and restart the relay; it generates a new key and publishes it, and
+	// once the other side's RelayPeer carries it the link comes back.
 	a.stop()
 	c.Kubectl(t, "-n", "tenant-a", "delete", "secret", "relay-key")
 	a = startRelayOn(t, kcA, "tenant-a", "provider-a", "100.80.0.1/32", "10.244.1.0/24", a.port)

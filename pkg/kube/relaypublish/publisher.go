@@ -25,6 +25,10 @@ type Info struct {
 	ProtocolVersion int
 	// Ready reports whether the relay serves, and why not.
 	Ready func() (bool, string)
+	// Keys, when set, gives the keys of the status as they change with a
+	// key rotation: publicKey (instead of PublicKey), nextPublicKey and
+	// keyRotation (package keyrotate).
+	Keys func() (publicKey, nextPublicKey, keyRotation string)
 }
 
 // RelayAPI is what the publisher needs of the liqo-relay API.
@@ -53,6 +57,10 @@ type Options struct {
 	Now       func() time.Time
 	// Writes counts status writes.
 	Writes interface{ Inc() }
+	// OnRelay, when set, sees the Relay before each status computation:
+	// on every change and every resync (keyrotate.Rotator.Sync). It runs
+	// on the publisher's goroutine; its errors are its own to log.
+	OnRelay func(ctx context.Context, relay *v1alpha1.Relay)
 }
 
 // resync is how often the publisher re-checks readiness and rewrites a
@@ -150,6 +158,9 @@ func (p *Publisher) Run(ctx context.Context) error {
 		p.mu.Lock()
 		svc := p.svc
 		p.mu.Unlock()
+		if p.o.OnRelay != nil {
+			p.o.OnRelay(ctx, relay)
+		}
 		st := p.status(relay, svc)
 		if last != nil && reflect.DeepEqual(*last, st) {
 			continue
@@ -233,6 +244,9 @@ func (p *Publisher) status(relay *v1alpha1.Relay, svc *corev1.Service) v1alpha1.
 		Ready:              ready,
 		KeyRotation:        relay.Status.KeyRotation,
 		Conditions:         append([]metav1.Condition(nil), relay.Status.Conditions...),
+	}
+	if in.Keys != nil {
+		st.PublicKey, st.NextPublicKey, st.KeyRotation = in.Keys()
 	}
 	now := metav1.NewTime(p.o.Now())
 	set := func(typ string, ok bool, reason, msg string) {

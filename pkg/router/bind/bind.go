@@ -135,6 +135,11 @@ func (b *Bind) Send(bufs [][]byte, ep conn.Endpoint) error {
 	if r == nil || r.eps[r.active] == nil {
 		return fmt.Errorf("bind: send to %q: %w", p.name, ErrNoPath)
 	}
+	if p.holding(bufs) {
+		// wireguard-go sends an initiation alone; dropping it is what a
+		// lossy path would do, and its retry timer runs as usual.
+		return nil
+	}
 	var n, data, dataBytes uint64
 	for _, buf := range bufs {
 		n += uint64(len(buf))

@@ -16,6 +16,8 @@ type peer struct {
 	ep    *PeerEndpoint
 	route atomic.Pointer[route] // nil: no path
 	tx    atomic.Uint64
+	// holdInit drops the handshake initiations sent to this peer (hold.go).
+	holdInit atomic.Bool
 
 	// Redundant sending (redundant.go).
 	txData   atomic.Uint64 // transport messages carrying a packet
