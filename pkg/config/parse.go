@@ -63,7 +63,8 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	m := d.fields(n, "",
 		"name", "privateKey", "privateKeyFile", "listenPort", "mode",
 		"addresses", "mtu", "tun", "netstack", "exports", "admin", "log",
-		"health", "peers", "privateKeySecret", "allowedPeerPrefixes")
+		"health", "peers", "privateKeySecret", "allowedPeerPrefixes",
+		"dns", "dnsServer")
 	if m == nil {
 		return
 	}
@@ -100,6 +101,12 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			d.setString(t, "log", "level", &c.Log.Level)
 			d.setString(t, "log", "format", &c.Log.Format)
 		}
+	}
+	if n := m["dns"]; n != nil {
+		d.dns(n, &c.DNS)
+	}
+	if n := m["dnsServer"]; n != nil {
+		d.dnsServer(n, &c.DNSServer)
 	}
 	// Global health first: the peers inherit it.
 	if n := m["health"]; n != nil {

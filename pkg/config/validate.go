@@ -62,6 +62,8 @@ func (c *Config) validate(e *errList) {
 		c.Netstack.validate(e)
 	}
 	c.validateAdmin(e)
+	c.DNS.validate(e)
+	c.DNSServer.validate(e)
 	switch c.Log.Level {
 	case LogLevelDebug, LogLevelInfo, LogLevelWarn, LogLevelError:
 	default:
