@@ -20,6 +20,7 @@ import (
 	"github.com/liqo-relay/relay/pkg/failover"
 	"github.com/liqo-relay/relay/pkg/health"
 	"github.com/liqo-relay/relay/pkg/metrics"
+	"github.com/liqo-relay/relay/pkg/resolver"
 )
 
 // Clock is the shell's source of time. Pure packages take `now` from it.
@@ -29,7 +30,9 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-// Resolver resolves path endpoint host names.
+// Resolver resolves path endpoint host names; a test's replacement for
+// the agent's own resolver (pkg/resolver, under the config's dns section).
+// Its answers carry no TTL: names are looked up again every dns.minTTL.
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
@@ -49,7 +52,8 @@ type Options struct {
 	// admin server (in-process relays of the demo and tests).
 	AdminAddr string
 	Metrics   *metrics.Metrics
-	Resolver  Resolver
+	// Resolver, when set, replaces the DNS lookups of endpoint names.
+	Resolver Resolver
 	// LogLevel, when set, is the level of Logger's handler: Apply sets it
 	// from log.level, so a reload changes the level. Without it a change
 	// of log.level is refused (a restart is needed).
@@ -64,7 +68,8 @@ type Agent struct {
 	dp      *dataplane
 	metrics *metrics.Metrics
 	admin   *adminServers
-	socks   net.Listener // netstack mode: SOCKS5 into the mesh
+	dns     *resolver.Watcher // keeps endpoint host names resolved (dns.go)
+	socks   net.Listener      // netstack mode: SOCKS5 into the mesh
 	epoch   uint64
 	started time.Time
 	// listenPort is cfg.ListenPort, which only a restart changes.
@@ -118,9 +123,6 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	if opts.Clock == nil {
 		opts.Clock = realClock{}
 	}
-	if opts.Resolver == nil {
-		opts.Resolver = net.DefaultResolver
-	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
@@ -151,6 +153,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		name:    cfg.Name,
 	}
 	cfg = cfg.Clone() // a.cfg must not change under the owner goroutine
+	a.dns = a.newWatcher(cfg)
 	a.probes.Store(&probeIndex{})
 	adm, err := newAdminServers(cfg, opts, a) // before the data plane: nothing to undo
 	if err != nil {
@@ -158,7 +161,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	a.admin = adm
 	// Resolve before building anything: a slow resolver holds no sockets.
-	rctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	rctx, cancel := context.WithTimeout(context.Background(), resolver.LookupTimeout(cfg.DNS))
 	resolved := a.resolveChanged(rctx, nil, cfg)
 	cancel()
 	dp, err := buildDataplane(cfg, opts, opts.Logger)
@@ -220,6 +223,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		})
 		a.log.Info("SOCKS5 proxy into the mesh", "addr", a.socks.Addr().String())
 	}
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel() // before wg.Wait: the Watcher ends with it
+	wg.Go(func() { a.dns.Run(wctx) })
 	a.ready.Store(true)
 	a.log.Info("relay up", "name", a.cfg.Name, "mode", a.cfg.Mode, "listenPort", a.cfg.ListenPort, "peers", len(a.cfg.Peers))
 

@@ -68,6 +68,7 @@ func (a *Agent) commit(pl *plan) {
 	a.gen++
 	a.publishProbeIndex()
 	a.cur.Store(pl.cfg)
+	a.dns.Retain(watchedHosts(pl.cfg))
 	if a.opts.LogLevel != nil {
 		var level slog.Level
 		if err := level.UnmarshalText([]byte(pl.cfg.Log.Level)); err == nil {

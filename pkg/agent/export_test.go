@@ -55,6 +55,7 @@ func SetResolver(a *Agent, r Resolver) {
 	a.applyMu.Lock()
 	defer a.applyMu.Unlock()
 	a.opts.Resolver = r
+	a.dns.SetLookuper(netResolver{r})
 }
 
 // WireGuardPeers returns what WireGuard holds of every peer that a

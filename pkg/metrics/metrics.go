@@ -47,6 +47,7 @@ type Metrics struct {
 	reloadOK       prometheus.Counter
 	reloadError    prometheus.Counter
 	netstack       *netstackCollector
+	dns            *dnsMetrics
 }
 
 // Option adjusts New.
@@ -122,6 +123,7 @@ func New(opts ...Option) *Metrics {
 		mssClamped: newCumulative(namespace+"_mss_clamped_total",
 			"TCP SYN packets whose MSS option was lowered to fit the tunnel MTU."),
 		netstack: newNetstackCollector(),
+		dns:      newDNSMetrics(),
 	}
 	// Bounded label sets are exported from the start, at 0, so that rate()
 	// and absent() work before the first event.
@@ -146,7 +148,7 @@ func New(opts ...Option) *Metrics {
 		m.probesSent, m.probesLost, m.probesRejected, m.probesDropped, m.switches,
 		m.reachable, m.handshakes, m.peerBytes,
 		m.dropped, m.translated, m.mssClamped, reloads, buildInfo,
-		m.netstack,
+		m.netstack, m.dns,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

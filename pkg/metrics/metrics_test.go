@@ -362,5 +362,9 @@ func metricsWithEverySeries() *metrics.Metrics {
 	m.ProbeRejected()
 	m.ConfigReload(true)
 	m.NetstackSource(func() metrics.NetstackCounters { return metrics.NetstackCounters{} })
+	m.DNSLookup("ok")
+	m.DNSEndpointChange()
+	m.DNSQuery("A", "NOERROR")
+	m.DNSQueryLimited()
 	return m
 }

@@ -26,8 +26,8 @@ type WatcherOptions struct {
 	Now func() time.Time
 	// OnChange is called, from Run's goroutine or from Resolve's caller and
 	// never with the Watcher's lock held, when a name's address or state
-	// changes. It may block.
-	OnChange func(Result)
+	// changes. It may block until ctx (Run's or Resolve's) is done.
+	OnChange func(ctx context.Context, r Result)
 	// OnLookup is called after every lookup with its result label
 	// (ResultOf).
 	OnLookup func(result string)
@@ -61,7 +61,7 @@ func NewWatcher(s config.DNS, look Lookuper, opts WatcherOptions) *Watcher {
 		opts.Now = time.Now
 	}
 	if opts.OnChange == nil {
-		opts.OnChange = func(Result) {}
+		opts.OnChange = func(context.Context, Result) {}
 	}
 	if opts.OnLookup == nil {
 		opts.OnLookup = func(string) {}
@@ -101,8 +101,8 @@ func (w *Watcher) Resolve(ctx context.Context, host string) Result {
 	e := w.entry(host)
 	look := w.look
 	w.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, w.tmo)
-	a, err := look.Lookup(ctx, host)
+	lctx, cancel := context.WithTimeout(ctx, w.tmo)
+	a, err := look.Lookup(lctx, host)
 	cancel()
 	w.opts.OnLookup(ResultOf(err))
 	w.mu.Lock()
@@ -110,7 +110,7 @@ func (w *Watcher) Resolve(ctx context.Context, host string) Result {
 	r := result(host, e.m)
 	w.mu.Unlock()
 	if changed {
-		w.opts.OnChange(r)
+		w.opts.OnChange(ctx, r)
 	}
 	w.poke()
 	return r
@@ -199,7 +199,7 @@ func (w *Watcher) Run(ctx context.Context) {
 			r := result(d.host, d.e.m)
 			w.mu.Unlock()
 			if changed {
-				w.report(r, d.err)
+				w.report(ctx, r, d.err)
 			}
 		}
 		now := w.opts.Now()
@@ -233,7 +233,7 @@ func (w *Watcher) Run(ctx context.Context) {
 		}
 		w.mu.Unlock()
 		for _, r := range changes {
-			w.report(r, r.Err)
+			w.report(ctx, r, r.Err)
 		}
 		if next.IsZero() {
 			timer.Stop()
@@ -243,7 +243,7 @@ func (w *Watcher) Run(ctx context.Context) {
 	}
 }
 
-func (w *Watcher) report(r Result, err error) {
+func (w *Watcher) report(ctx context.Context, r Result, err error) {
 	w.opts.Logger.Info("endpoint name", "host", r.Host, "state", r.State.String(), "addr", r.Addr, "err", err)
-	w.opts.OnChange(r)
+	w.opts.OnChange(ctx, r)
 }

@@ -36,7 +36,7 @@ func newWatchBed(t *testing.T) *watchBed {
 	s.Timeout = 200 * time.Millisecond
 	c := NewClient(s, WithResolvConf("/nonexistent"), WithHosts("/nonexistent"))
 	b.w = NewWatcher(s, c, WatcherOptions{
-		OnChange: func(r Result) { b.changes <- r },
+		OnChange: func(_ context.Context, r Result) { b.changes <- r },
 		OnLookup: func(res string) { b.mu.Lock(); b.results[res]++; b.mu.Unlock() },
 	})
 	ctx, cancel := context.WithCancel(context.Background())
