@@ -17,6 +17,7 @@ import (
 
 	"github.com/liqo-relay/relay/pkg/admin"
 	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/dnsserver"
 	"github.com/liqo-relay/relay/pkg/failover"
 	"github.com/liqo-relay/relay/pkg/health"
 	"github.com/liqo-relay/relay/pkg/metrics"
@@ -69,6 +70,7 @@ type Agent struct {
 	metrics *metrics.Metrics
 	admin   *adminServers
 	dns     *resolver.Watcher // keeps endpoint host names resolved (dns.go)
+	dnsSrv  *dnsserver.Server // the DNS responder, nil when off (dnsserver.go)
 	socks   net.Listener      // netstack mode: SOCKS5 into the mesh
 	epoch   uint64
 	started time.Time
@@ -85,14 +87,15 @@ type Agent struct {
 	wakes struct{ timer, house atomic.Uint64 }
 
 	// Owned by the Run goroutine.
-	cfg    *config.Config
-	gen    int
-	peers  map[string]*peerState
-	mon    *health.Monitor
-	sel    *failover.Selector
-	events eventLog
-	pings  map[pingKey]*pingWait // outstanding `relay ping` probes by peer and nonce (ping.go)
-	dueBuf []health.Probe
+	cfg      *config.Config
+	services map[string][]netip.Addr // Services the DNS responder answers for (dnsserver.go)
+	gen      int
+	peers    map[string]*peerState
+	mon      *health.Monitor
+	sel      *failover.Selector
+	events   eventLog
+	pings    map[pingKey]*pingWait // outstanding `relay ping` probes by peer and nonce (ping.go)
+	dueBuf   []health.Probe
 	// lastHousekeep is when housekeep last ran (passive evidence dating).
 	lastHousekeep time.Time
 	transBuf      []health.Transition
@@ -177,8 +180,14 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		if a.socks != nil {
 			_ = a.socks.Close()
 		}
+		if a.dnsSrv != nil {
+			a.dnsSrv.Close()
+		}
 		_ = dp.close()
 	}()
+	if err := a.listenDNS(cfg); err != nil {
+		return nil, err
+	}
 	if dp.ns != nil && cfg.Netstack.SOCKS5 != "" {
 		ln, err := net.Listen("tcp", cfg.Netstack.SOCKS5)
 		if err != nil {
@@ -226,6 +235,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel() // before wg.Wait: the Watcher ends with it
 	wg.Go(func() { a.dns.Run(wctx) })
+	if a.dnsSrv != nil {
+		wg.Go(func() {
+			if err := a.dnsSrv.Run(wctx); err != nil {
+				a.log.Error("DNS responder stopped", "err", err)
+			}
+		})
+	}
 	a.ready.Store(true)
 	a.log.Info("relay up", "name", a.cfg.Name, "mode", a.cfg.Mode, "listenPort", a.cfg.ListenPort, "peers", len(a.cfg.Peers))
 
@@ -317,6 +333,9 @@ func (a *Agent) shutdown() {
 	a.closed = true
 	a.ready.Store(false)
 	a.admin.close()
+	if a.dnsSrv != nil {
+		a.dnsSrv.Close() // Run's server has stopped it already
+	}
 	if a.socks != nil {
 		_ = a.socks.Close() // Run's SOCKS5 server has closed it already
 	}

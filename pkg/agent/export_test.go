@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"context"
+	"net/netip"
 	"slices"
 	"strings"
 )
@@ -109,3 +110,11 @@ func Wakeups(a *Agent) (timer, house uint64) {
 
 // SleepFor exposes sleepFor.
 var SleepFor = sleepFor
+
+// DNSServerAddrs returns where a's DNS responder listens (nil when off).
+func DNSServerAddrs(a *Agent) []netip.AddrPort {
+	if a.dnsSrv == nil {
+		return nil
+	}
+	return a.dnsSrv.Addrs()
+}

@@ -21,7 +21,7 @@ type DNSServer struct {
 	TTL time.Duration
 	// RateLimit is the queries per second each source address may send
 	// on average, Burst how many it may send at once.
-	RateLimit float64
+	RateLimit int
 	Burst     int
 }
 
@@ -75,7 +75,7 @@ func (d *decoder) dnsServer(n *yaml.Node, s *DNSServer) {
 	}
 	d.setString(m, p, "zone", &s.Zone)
 	d.setDuration(m, p, "ttl", &s.TTL)
-	d.setFloat(m, p, "rateLimit", &s.RateLimit)
+	d.setInt(m, p, "rateLimit", &s.RateLimit)
 	d.setInt(m, p, "burst", &s.Burst)
 	s.Zone = strings.ToLower(s.Zone)
 	if s.Zone != "" && !strings.HasSuffix(s.Zone, ".") {
@@ -90,8 +90,8 @@ func (s *DNSServer) validate(e *errList) {
 	if s.TTL < time.Second || s.TTL > time.Hour {
 		e.checkf("dnsServer.ttl", fmt.Sprintf("%s is out of range (1s..1h)", s.TTL))
 	}
-	if s.RateLimit <= 0 {
-		e.checkf("dnsServer.rateLimit", fmt.Sprintf("%g is not a positive rate", s.RateLimit))
+	if s.RateLimit < 1 {
+		e.checkf("dnsServer.rateLimit", fmt.Sprintf("%d is below 1", s.RateLimit))
 	}
 	if s.Burst < 1 {
 		e.checkf("dnsServer.burst", fmt.Sprintf("%d is below 1", s.Burst))
