@@ -21,11 +21,19 @@ import (
 	"github.com/liqo-relay/relay/pkg/metrics"
 )
 
-// movingName is a resolver whose one name's address the test moves.
+// movingName is a resolver whose one name's address the test moves; with
+// fail set, every lookup fails with it.
 type movingName struct {
 	host string
 	mu   sync.Mutex
 	addr netip.Addr
+	fail error
+}
+
+func (m *movingName) setFail(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fail = err
 }
 
 func (m *movingName) set(a netip.Addr) {
@@ -40,6 +48,9 @@ func (m *movingName) LookupNetIP(_ context.Context, _, host string) ([]netip.Add
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.fail != nil {
+		return nil, m.fail
+	}
 	return []netip.Addr{m.addr}, nil
 }
 
