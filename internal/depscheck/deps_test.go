@@ -29,6 +29,7 @@ var pure = []string{
 	module + "/pkg/health",
 	module + "/pkg/router",
 	module + "/pkg/wanem",
+	module + "/pkg/resolver/refresh",
 }
 
 // pureThirdParty are the only non-standard imports a pure package may use:
@@ -60,6 +61,8 @@ var confined = map[string][]string{
 	// The image builder (make image) is build tooling: the relay never
 	// links it.
 	"github.com/google/go-containerregistry": {module + "/build/"},
+	// DNS wire format stays in the resolver and the responder.
+	"github.com/miekg/dns": {module + "/pkg/resolver", module + "/pkg/dnsserver"},
 }
 
 type pkg struct {

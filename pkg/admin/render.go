@@ -91,11 +91,14 @@ func pathRow(p PeerStatus, ps PathStatus, now time.Time) []cell {
 		mark = activeMark
 	}
 	endpoint := orDash(ps.Endpoint)
-	if ps.Observed != "" && ps.Observed != ps.Endpoint {
+	if ps.Address != "" && ps.Address != ps.Endpoint {
+		endpoint += " = " + ps.Address
+	}
+	if ps.Observed != "" && ps.Observed != ps.Endpoint && ps.Observed != ps.Address {
 		endpoint += " (seen " + ps.Observed + ")"
 	}
 	rtt, jitter := "-", "-"
-	if ps.State != PathDown {
+	if ps.State == PathUp || ps.State == PathDampened {
 		rtt, jitter = ms(ps.RTTMs), ms(ps.JitterMs)
 	}
 	var notes []string
@@ -104,6 +107,9 @@ func pathRow(p PeerStatus, ps PathStatus, now time.Time) []cell {
 	}
 	if ps.Penalty != 0 {
 		notes = append(notes, fmt.Sprintf("penalty %.0f", ps.Penalty))
+	}
+	if ps.DNSError != "" {
+		notes = append(notes, "dns: "+ps.DNSError)
 	}
 	return []cell{
 		plain(mark), plain(ps.Name), plain(endpoint),
@@ -140,9 +146,9 @@ func stateColor(s PathState) string {
 	switch s {
 	case PathUp:
 		return ansiGreen
-	case PathDown:
+	case PathDown, PathUnresolved:
 		return ansiRed
-	case PathDampened:
+	case PathDampened, PathResolving:
 		return ansiYellow
 	}
 	return ""

@@ -55,6 +55,8 @@ type PeerStatus struct {
 type PathStatus struct {
 	Name       string    `json:"name"`
 	Endpoint   string    `json:"endpoint"` // configured address
+	Address    string    `json:"address"`  // the endpoint as resolved, "" while it has no address
+	DNSError   string    `json:"dnsError"` // the endpoint name's last lookup failure, "" after a success
 	Observed   string    `json:"observed"` // address the peer's packets come from, "" if none yet
 	State      PathState `json:"state"`
 	RTTMs      float64   `json:"rttMs"`
@@ -82,6 +84,11 @@ const (
 	PathUp       PathState = "up"
 	PathDown     PathState = "down"
 	PathDampened PathState = "dampened" // answering again, but held back until it proves stable
+	// The endpoint is a host name without an address: the first lookup is
+	// under way (resolving), or lookups fail and no address is left
+	// (unresolved, with DNSError).
+	PathResolving  PathState = "resolving"
+	PathUnresolved PathState = "unresolved"
 )
 
 // PingResult is the outcome of probing one path on demand (/ping).

@@ -17,9 +17,11 @@ import (
 
 	"github.com/liqo-relay/relay/pkg/admin"
 	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/dnsserver"
 	"github.com/liqo-relay/relay/pkg/failover"
 	"github.com/liqo-relay/relay/pkg/health"
 	"github.com/liqo-relay/relay/pkg/metrics"
+	"github.com/liqo-relay/relay/pkg/resolver"
 )
 
 // Clock is the shell's source of time. Pure packages take `now` from it.
@@ -29,7 +31,9 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-// Resolver resolves path endpoint host names.
+// Resolver resolves path endpoint host names; a test's replacement for
+// the agent's own resolver (pkg/resolver, under the config's dns section).
+// Its answers carry no TTL: names are looked up again every dns.minTTL.
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
@@ -49,7 +53,8 @@ type Options struct {
 	// admin server (in-process relays of the demo and tests).
 	AdminAddr string
 	Metrics   *metrics.Metrics
-	Resolver  Resolver
+	// Resolver, when set, replaces the DNS lookups of endpoint names.
+	Resolver Resolver
 	// LogLevel, when set, is the level of Logger's handler: Apply sets it
 	// from log.level, so a reload changes the level. Without it a change
 	// of log.level is refused (a restart is needed).
@@ -64,7 +69,9 @@ type Agent struct {
 	dp      *dataplane
 	metrics *metrics.Metrics
 	admin   *adminServers
-	socks   net.Listener // netstack mode: SOCKS5 into the mesh
+	dns     *resolver.Watcher // keeps endpoint host names resolved (dns.go)
+	dnsSrv  *dnsserver.Server // the DNS responder, nil when off (dnsserver.go)
+	socks   net.Listener      // netstack mode: SOCKS5 into the mesh
 	epoch   uint64
 	started time.Time
 	// listenPort is cfg.ListenPort, which only a restart changes.
@@ -83,15 +90,16 @@ type Agent struct {
 	wakes struct{ timer, house atomic.Uint64 }
 
 	// Owned by the Run goroutine.
-	cfg    *config.Config
-	gen    int
-	peers  map[string]*peerState
-	mon    *health.Monitor
-	sel    *failover.Selector
-	events eventLog
-	next   *ownNext              // our staged next key, nil when none (rotation.go)
-	pings  map[pingKey]*pingWait // outstanding `relay ping` probes by peer and nonce (ping.go)
-	dueBuf []health.Probe
+	cfg      *config.Config
+	services map[string][]netip.Addr // Services the DNS responder answers for (dnsserver.go)
+	gen      int
+	peers    map[string]*peerState
+	mon      *health.Monitor
+	sel      *failover.Selector
+	events   eventLog
+	next     *ownNext              // our staged next key, nil when none (rotation.go)
+	pings    map[pingKey]*pingWait // outstanding `relay ping` probes by peer and nonce (ping.go)
+	dueBuf   []health.Probe
 	// lastHousekeep is when housekeep last ran (passive evidence dating).
 	lastHousekeep time.Time
 	transBuf      []health.Transition
@@ -121,9 +129,6 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = realClock{}
-	}
-	if opts.Resolver == nil {
-		opts.Resolver = net.DefaultResolver
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
@@ -155,6 +160,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		name:    cfg.Name,
 	}
 	cfg = cfg.Clone() // a.cfg must not change under the owner goroutine
+	a.dns = a.newWatcher(cfg)
 	a.probes.Store(&probeIndex{})
 	adm, err := newAdminServers(cfg, opts, a) // before the data plane: nothing to undo
 	if err != nil {
@@ -162,7 +168,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	a.admin = adm
 	// Resolve before building anything: a slow resolver holds no sockets.
-	rctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	rctx, cancel := context.WithTimeout(context.Background(), resolver.LookupTimeout(cfg.DNS))
 	resolved := a.resolveChanged(rctx, nil, cfg)
 	cancel()
 	dp, err := buildDataplane(cfg, opts, opts.Logger)
@@ -178,8 +184,14 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		if a.socks != nil {
 			_ = a.socks.Close()
 		}
+		if a.dnsSrv != nil {
+			a.dnsSrv.Close()
+		}
 		_ = dp.close()
 	}()
+	if err := a.listenDNS(cfg); err != nil {
+		return nil, err
+	}
 	if dp.ns != nil && cfg.Netstack.SOCKS5 != "" {
 		ln, err := net.Listen("tcp", cfg.Netstack.SOCKS5)
 		if err != nil {
@@ -226,6 +238,16 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		})
 		a.log.Info("SOCKS5 proxy into the mesh", "addr", a.socks.Addr().String())
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel() // before wg.Wait: the Watcher ends with it
+	wg.Go(func() { a.dns.Run(wctx) })
+	if a.dnsSrv != nil {
+		wg.Go(func() {
+			if err := a.dnsSrv.Run(wctx); err != nil {
+				a.log.Error("DNS responder stopped", "err", err)
+			}
+		})
 	}
 	a.ready.Store(true)
 	a.log.Info("relay up", "name", a.cfg.Name, "mode", a.cfg.Mode, "listenPort", a.cfg.ListenPort, "peers", len(a.cfg.Peers))
@@ -318,6 +340,9 @@ func (a *Agent) shutdown() {
 	a.closed = true
 	a.ready.Store(false)
 	a.admin.close()
+	if a.dnsSrv != nil {
+		a.dnsSrv.Close() // Run's server has stopped it already
+	}
 	if a.socks != nil {
 		_ = a.socks.Close() // Run's SOCKS5 server has closed it already
 	}

@@ -75,6 +75,8 @@ func (a *Agent) commit(pl *plan) {
 	a.commitNext(pl.next, pl.cfg, a.clock.Now())
 	a.publishProbeIndex()
 	a.cur.Store(pl.cfg)
+	a.dns.Retain(watchedHosts(pl.cfg))
+	a.publishDNSView()
 	if a.opts.LogLevel != nil {
 		var level slog.Level
 		if err := level.UnmarshalText([]byte(pl.cfg.Log.Level)); err == nil {

@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"context"
+	"net/netip"
 	"slices"
 	"strings"
 )
@@ -55,6 +56,7 @@ func SetResolver(a *Agent, r Resolver) {
 	a.applyMu.Lock()
 	defer a.applyMu.Unlock()
 	a.opts.Resolver = r
+	a.dns.SetLookuper(netResolver{r})
 }
 
 // WireGuardPeers returns what WireGuard holds of every peer that a
@@ -108,3 +110,11 @@ func Wakeups(a *Agent) (timer, house uint64) {
 
 // SleepFor exposes sleepFor.
 var SleepFor = sleepFor
+
+// DNSServerAddrs returns where a's DNS responder listens (nil when off).
+func DNSServerAddrs(a *Agent) []netip.AddrPort {
+	if a.dnsSrv == nil {
+		return nil
+	}
+	return a.dnsSrv.Addrs()
+}

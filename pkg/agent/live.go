@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/resolver"
 )
 
 // Apply makes cfg, a complete configuration, the running one while the
@@ -18,10 +19,11 @@ import (
 // operation that failed (the peer and step) and whether rolling back
 // worked. cfg is validated here; Apply keeps its own copy.
 //
-// Path endpoints given as host names are resolved on the caller's
-// goroutine (bounded by ctx and resolveTimeout), before the change reaches
-// the relay's owner goroutine, so probing never waits for DNS. Calls are
-// serialised. Every call counts in relay_config_reloads_total.
+// Path endpoints given as host names of added and changed peers are
+// looked up on the caller's goroutine (bounded by ctx and four times
+// dns.timeout), before the change reaches the relay's owner goroutine, so
+// probing never waits for DNS; from then on the relay keeps them fresh
+// (dns.go). Calls are serialised. Every call counts in relay_config_reloads_total.
 func (a *Agent) Apply(ctx context.Context, cfg *config.Config) error {
 	err := a.applyLive(ctx, cfg)
 	a.CountReload(err == nil)
@@ -62,7 +64,7 @@ func (a *Agent) applyLive(ctx context.Context, cfg *config.Config) error {
 	}
 	a.applyMu.Lock()
 	defer a.applyMu.Unlock()
-	rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	rctx, cancel := context.WithTimeout(ctx, resolver.LookupTimeout(cfg.DNS))
 	resolved := a.resolveChanged(rctx, a.cur.Load(), cfg)
 	cancel()
 	if err := ctx.Err(); err != nil {

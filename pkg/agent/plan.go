@@ -80,6 +80,7 @@ func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, ini
 		if len(st.paths) != len(p.Paths) {
 			st.paths = a.literalPaths(p)
 		}
+		a.freshen(st)
 		assignSlots(st, old)
 		st.hsReason = "peer-added"
 		if initial {
@@ -158,6 +159,12 @@ func (a *Agent) immutableChanges(cfg *config.Config) error {
 	}
 	if old.Log.Format != cfg.Log.Format {
 		bad = append(bad, "log.format")
+	}
+	if !dnsEqual(old.DNS, cfg.DNS) {
+		bad = append(bad, "dns")
+	}
+	if !dnsServerEqual(old.DNSServer, cfg.DNSServer) {
+		bad = append(bad, "dnsServer")
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%s cannot change while running: restart the relay to change them", strings.Join(bad, ", "))

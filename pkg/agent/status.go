@@ -155,6 +155,9 @@ func (a *Agent) pathStatus(ps *peerState, i int, path config.Path) admin.PathSta
 		State:    admin.PathDown,
 		Bias:     ms(path.Bias),
 	}
+	if ps.paths[i].addr.IsValid() {
+		out.Address = ps.paths[i].addr.String()
+	}
 	if ps.paths[i].observed.IsValid() {
 		out.Observed = ps.paths[i].observed.String()
 	}
@@ -172,5 +175,10 @@ func (a *Agent) pathStatus(ps *peerState, i int, path config.Path) admin.PathSta
 		out.State = admin.PathDampened
 	}
 	out.Penalty = a.sel.Penalty(ps.cfg.Name, path.Name)
+	if state, errText, ok := a.dnsState(ps, i); ok {
+		out.State, out.DNSError = state, errText
+	} else {
+		out.DNSError = errText
+	}
 	return out
 }

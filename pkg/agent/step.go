@@ -202,6 +202,7 @@ func (a *Agent) housekeep(now time.Time) {
 			}
 		}
 	}
+	a.publishDNSView()
 	c := a.dp.pipe.Counters()
 	a.metrics.Pipeline(metrics.PipelineCounters{
 		DroppedBadSource:      c.DroppedBadSource,

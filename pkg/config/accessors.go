@@ -56,6 +56,8 @@ func (c *Config) Clone() *Config {
 	d.Addresses = slices.Clone(c.Addresses)
 	d.Exports = slices.Clone(c.Exports)
 	d.AllowedPeerPrefixes = slices.Clone(c.AllowedPeerPrefixes)
+	d.DNS.Servers = slices.Clone(c.DNS.Servers)
+	d.DNSServer.Listen = slices.Clone(c.DNSServer.Listen)
 	d.Peers = slices.Clone(c.Peers)
 	for i := range d.Peers {
 		p := &d.Peers[i]

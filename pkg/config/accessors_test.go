@@ -116,7 +116,8 @@ func TestValidateBuiltInCode(t *testing.T) {
 		`mode: "" is not a mode`, "addresses: required", "mtu: 0 is out of range",
 		`admin.listen: "" is not host:port`, `log.level: "" is not a level`, `log.format: "" is not a format`,
 		"health.interval", "health.detectMultiplier", "health.upThreshold",
-		"health.selector",
+		"health.selector", `dns.family: "" is not a family`, "dns.minTTL", "dns.timeout", "dns.retryMin",
+		`dnsServer.zone: "" is not a DNS name`, "dnsServer.ttl", "dnsServer.rateLimit", "dnsServer.burst",
 	})
 
 	c := Defaults()

@@ -64,7 +64,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		"name", "privateKey", "privateKeyFile", "listenPort", "mode",
 		"addresses", "mtu", "tun", "netstack", "exports", "admin", "log",
 		"health", "peers", "privateKeySecret", "allowedPeerPrefixes", "liqo",
-		"nextPrivateKey", "keyRotationDeadline")
+		"nextPrivateKey", "keyRotationDeadline", "dns", "dnsServer")
 	if m == nil {
 		return
 	}
@@ -103,6 +103,12 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			d.setString(t, "log", "level", &c.Log.Level)
 			d.setString(t, "log", "format", &c.Log.Format)
 		}
+	}
+	if n := m["dns"]; n != nil {
+		d.dns(n, &c.DNS)
+	}
+	if n := m["dnsServer"]; n != nil {
+		d.dnsServer(n, &c.DNSServer)
 	}
 	// Global health first: the peers inherit it.
 	if n := m["health"]; n != nil {

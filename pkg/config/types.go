@@ -87,6 +87,11 @@ type Config struct {
 	// Admin configures the HTTP admin servers.
 	Admin Admin
 	Log   Log
+	// DNS configures the resolution of endpoint host names.
+	DNS DNS
+	// DNSServer configures the topology-aware DNS responder (off when it
+	// has no listen addresses).
+	DNSServer DNSServer
 	// Health holds the global health defaults; each Peer carries its
 	// effective copy.
 	Health Health
@@ -186,10 +191,12 @@ func Defaults() Config {
 			RulePriority: DefaultRulePriority,
 			FwMark:       DefaultFwMark,
 		},
-		Netstack: DefaultNetstack(),
-		Admin:    Admin{Listen: DefaultAdmin},
-		Log:      Log{Level: LogLevelInfo, Format: LogFormatText},
-		Health:   DefaultHealth(),
+		Netstack:  DefaultNetstack(),
+		Admin:     Admin{Listen: DefaultAdmin},
+		Log:       Log{Level: LogLevelInfo, Format: LogFormatText},
+		DNS:       DefaultDNS(),
+		DNSServer: DefaultDNSServer(),
+		Health:    DefaultHealth(),
 
 		KeyRotationDeadline: DefaultKeyRotationDeadline,
 	}

@@ -64,6 +64,8 @@ func (c *Config) validate(e *errList) {
 	}
 	c.validateLiqo(e)
 	c.validateAdmin(e)
+	c.DNS.validate(e)
+	c.DNSServer.validate(e)
 	switch c.Log.Level {
 	case LogLevelDebug, LogLevelInfo, LogLevelWarn, LogLevelError:
 	default:

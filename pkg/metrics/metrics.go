@@ -50,6 +50,7 @@ type Metrics struct {
 	reloadError    prometheus.Counter
 	netstack       *netstackCollector
 	liqo           *liqoCollector
+	dns            *dnsMetrics
 }
 
 // Option adjusts New.
@@ -130,6 +131,7 @@ func New(opts ...Option) *Metrics {
 			"TCP SYN packets whose MSS option was lowered to fit the tunnel MTU."),
 		netstack: newNetstackCollector(),
 		liqo:     newLiqoCollector(),
+		dns:      newDNSMetrics(),
 	}
 	// Bounded label sets are exported from the start, at 0, so that rate()
 	// and absent() work before the first event.
@@ -155,6 +157,7 @@ func New(opts ...Option) *Metrics {
 		m.reachable, m.handshakes, m.peerBytes, m.redundantPkts, m.redundantBytes,
 		m.dropped, m.translated, m.mssClamped, reloads, buildInfo,
 		m.netstack, m.liqo,
+		m.netstack, m.dns,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -366,6 +366,10 @@ func metricsWithEverySeries() *metrics.Metrics {
 	m.LiqoSource(func() metrics.LiqoCounters {
 		return metrics.LiqoCounters{Resets: map[string]uint64{"b": 0}}
 	})
+	m.DNSLookup("ok")
+	m.DNSEndpointChange()
+	m.DNSQuery("A", "NOERROR")
+	m.DNSQueryLimited()
 	return m
 }
 
