@@ -17,11 +17,18 @@ import (
 // would be refused whole.
 const MaxPeerItems = 8192
 
-// copyPeerKey copies the peer relay's key into the RelayPeer that leads to
-// it. It is the one place a key crosses from one provider to the other:
-// a rotation (status.publicKey changing) reaches the other side here.
+// copyPeerKey copies the peer relay's keys into the RelayPeer that leads to
+// it. It is the one place a key crosses from one provider to the other. A
+// rotation (docs/protocol.md, "Key rotation") crosses here twice: the
+// staged key (status.nextPublicKey) becomes the RelayPeer's nextPublicKey,
+// so this side stages it; after the switch, status.publicKey is the new
+// key and nextPublicKey is empty again.
 func copyPeerKey(spec *v1alpha1.RelayPeerSpec, peer *v1alpha1.Relay) {
 	spec.PublicKey = peer.Status.PublicKey
+	spec.NextPublicKey = ""
+	if k := peer.Status.NextPublicKey; k != "" && k != peer.Status.PublicKey {
+		spec.NextPublicKey = k
+	}
 }
 
 // desired is x's RelayPeer for y. It reports false when there is nothing

@@ -276,6 +276,28 @@ func TestKeyChangeReachesTheOtherSide(t *testing.T) {
 	}
 }
 
+// A staged rotation of b's key reaches a's RelayPeer as nextPublicKey, and
+// the switch replaces publicKey and clears it.
+func TestStagedKeyReachesTheOtherSide(t *testing.T) {
+	w := newWorld(t)
+	w.addFCC("ab", "a", "b", time.Hour)
+	w.settle("ab")
+	r := w.b.relays[tenB+"/relay-b"]
+	old := r.Status.PublicKey
+	r.Status.NextPublicKey = keyB2
+	w.b.relays[tenB+"/relay-b"] = r
+	w.settle("ab")
+	if s := w.a.peer(tenA, "c-b").Spec; s.PublicKey != old || s.NextPublicKey != keyB2 {
+		t.Errorf("staged: a's RelayPeer for b has key %s next %s, want %s next %s", s.PublicKey, s.NextPublicKey, old, keyB2)
+	}
+	r.Status.PublicKey, r.Status.NextPublicKey = keyB2, ""
+	w.b.relays[tenB+"/relay-b"] = r
+	w.settle("ab")
+	if s := w.a.peer(tenA, "c-b").Spec; s.PublicKey != keyB2 || s.NextPublicKey != "" {
+		t.Errorf("switched: a's RelayPeer for b has key %s next %q, want %s and none", s.PublicKey, s.NextPublicKey, keyB2)
+	}
+}
+
 func TestFCCEditUpdatesBothSides(t *testing.T) {
 	w := newWorld(t)
 	w.addFCC("ab", "a", "b", time.Hour)
