@@ -157,7 +157,7 @@ func New(opts ...Option) *Metrics {
 		m.reachable, m.handshakes, m.peerBytes, m.redundantPkts, m.redundantBytes,
 		m.dropped, m.translated, m.mssClamped, reloads, buildInfo,
 		m.netstack, m.liqo,
-		m.netstack, m.dns,
+		m.dns,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
