@@ -141,8 +141,20 @@ func (p *Publisher) Run(ctx context.Context) error {
 		if relay == nil {
 			if err := p.o.Relays.ApplyRelay(ctx, p.o.Namespace, p.o.Name, p.o.Labels); err != nil {
 				p.log.Warn("creating the Relay object", "err", err)
+				continue
 			}
-			continue // the watch brings it
+			// The watch brings it, unless the watch began between its Get
+			// (not found) and this create on a server that does not replay
+			// what exists (a fake clientset): read it once here too.
+			if r, err := p.o.Relays.GetRelay(ctx, p.o.Namespace, p.o.Name); err == nil {
+				p.mu.Lock()
+				if p.relay == nil {
+					p.relay = r
+				}
+				p.mu.Unlock()
+				p.poke()
+			}
+			continue
 		}
 		if want := serviceName(relay.Spec); want != svcName {
 			svcCancel()
