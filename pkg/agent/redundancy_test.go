@@ -28,8 +28,12 @@ func TestRedundantDuplicateCopiesToSecondPath(t *testing.T) {
 // of the active path makes A copy the UDP datagrams it sends to B to the
 // other path while the cut is being detected (a TCP flow would stop
 // sending once its window is unacknowledged, so UDP shows it).
+//
+// detectMultiplier 10 widens the detection, so that a loaded machine cannot
+// skip the rounds in which the path is suspect (no evidence for half its
+// detect time) and go straight to declaring it down.
 func TestRedundantAutoCopiesWhenActivePathFails(t *testing.T) {
-	b := newBed(t, bedOptions{Direct: 5 * time.Millisecond, Consumer: 15 * time.Millisecond, Health: "{redundancy: auto}"})
+	b := newBed(t, bedOptions{Direct: 5 * time.Millisecond, Consumer: 15 * time.Millisecond, Health: "{redundancy: auto, detectMultiplier: 10}"})
 	b.waitActive(relayA, relayB, "direct")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
