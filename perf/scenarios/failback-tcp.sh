@@ -18,8 +18,14 @@
 #                restore window: reordering seen, DSACKs, undos, fast
 #                retransmits, timeouts.
 #
+# The flow is paced (FB_RATE, default 30 Mbit/s, below what either path
+# and the emulator carry on a busy 2-core machine): an unpaced flow fills
+# the emulator's queues and retransmits thousands of segments per window
+# on one path, which hides what a restore adds.
+#
 # Env: FB_RESTORES (20), FB_CUT (3), FB_SETTLE (7), FB_LEAD (8), FB_RATE
-# (iperf3 -b, default unlimited), PERF_HEALTH, RESULT name suffix.
+# (socket pacing cap, --fq-rate; 0: unpaced), PERF_HEALTH, RESULT name
+# suffix.
 # Writes perf/results/failback-tcp-$RESULT.json and .png.
 source "$(dirname "$0")/../lib.sh"
 source "$PERF_ROOT/analyze/common.sh"
@@ -28,7 +34,7 @@ N=${FB_RESTORES:-20}
 CUT=${FB_CUT:-3}
 SETTLE=${FB_SETTLE:-7}
 LEAD=${FB_LEAD:-8}
-RATE=${FB_RATE:-0}
+RATE=${FB_RATE:-30M}
 NAME=failback-tcp-${RESULT:-default}
 SECS=$((LEAD + N * (CUT + SETTLE) + 1))
 # The sender's TCP counters read around each restore.
@@ -47,7 +53,12 @@ tcp_counters() {
 
 start pod-b iperf3-server iperf3 -s -1 -B "$POD_B" -i 0.1 --json
 wait_for 10 "iperf3 server in pod-b" nsx pod-b sh -c "ss -ltn | grep -q ':5201 '"
-nsx pod-a timeout -k 5 $((SECS + 30)) iperf3 -c "$POD_B" -t "$SECS" -i 0.1 -b "$RATE" --json >"$W/client.json" &
+# A rate is a pacing cap on the socket (--fq-rate: the kernel's TCP
+# pacing), not iperf3's -b, which sends in bursts to catch up after a
+# stall and so makes losses of its own.
+pace=()
+[ "$RATE" = 0 ] || pace=(--fq-rate "$RATE")
+nsx pod-a timeout -k 5 $((SECS + 30)) iperf3 -c "$POD_B" -t "$SECS" -i 0.1 "${pace[@]}" --json >"$W/client.json" &
 client=$!
 t0=$(now)
 rel() { awk -v a="$1" -v b="$t0" 'BEGIN{printf "%.3f", a-b}'; }
