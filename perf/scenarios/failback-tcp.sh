@@ -23,8 +23,12 @@
 # the emulator's queues and retransmits thousands of segments per window
 # on one path, which hides what a restore adds.
 #
+# FB_CONTROL=1 runs the same flow and windows without cutting anything:
+# the one-path reference for the dips and retransmits (what the machine
+# and the emulator do to a flow that never moves).
+#
 # Env: FB_RESTORES (20), FB_CUT (3), FB_SETTLE (7), FB_LEAD (8), FB_RATE
-# (socket pacing cap, --fq-rate; 0: unpaced), PERF_HEALTH, RESULT name
+# (socket pacing cap, --fq-rate; 0: unpaced), FB_CONTROL (0), PERF_HEALTH, RESULT name
 # suffix.
 # Writes perf/results/failback-tcp-$RESULT.json and .png.
 source "$(dirname "$0")/../lib.sh"
@@ -35,6 +39,7 @@ CUT=${FB_CUT:-3}
 SETTLE=${FB_SETTLE:-7}
 LEAD=${FB_LEAD:-8}
 RATE=${FB_RATE:-30M}
+CONTROL=${FB_CONTROL:-0}
 NAME=failback-tcp-${RESULT:-default}
 SECS=$((LEAD + N * (CUT + SETTLE) + 1))
 # The sender's TCP counters read around each restore.
@@ -65,11 +70,11 @@ rel() { awk -v a="$1" -v b="$t0" 'BEGIN{printf "%.3f", a-b}'; }
 sleep "$LEAD"
 : >"$W/cycles"
 for i in $(seq "$N"); do
-	wan_set ab --cut
+	[ "$CONTROL" = 1 ] || wan_set ab --cut
 	tc=$(now)
 	sleep "$CUT"
 	before=$(tcp_counters)
-	wan_set ab --restore
+	[ "$CONTROL" = 1 ] || wan_set ab --restore
 	tr=$(now)
 	sleep "$SETTLE"
 	after=$(tcp_counters)
@@ -120,12 +125,12 @@ skews=$(jq -r '.failbackSkewMs // empty' "$W/restores" | awk -f "$ANALYZE/stats.
 fbA=$(jq -r '.failbackAMs // empty' "$W/restores" | awk -f "$ANALYZE/stats.awk")
 jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date -u +%FT%TZ)" \
 	--arg cmd "${PERF_COMMAND:-$0}" --argjson n "$N" --argjson cut "$CUT" --argjson settle "$SETTLE" --argjson lead "$LEAD" \
-	--arg health "$PERF_HEALTH" --arg rate "$RATE" --argjson base "$base" \
+	--arg health "$PERF_HEALTH" --arg rate "$RATE" --arg control "$CONTROL" --argjson base "$base" \
 	--argjson dips "$dips" --argjson retrs "$retrs" --argjson skews "$skews" --argjson fbA "$fbA" \
 	--slurpfile restores "$W/restores" \
 	--argjson pre "$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from=1e9 "$W/series.dat")" \
 	'{scenario:"failback-tcp", name:$name, when:$when, command:$cmd, machine:$machine,
-	  settings:{restores:$n, cutS:$cut, settleS:$settle, leadS:$lead, rate:$rate, health:$health,
+	  settings:{restores:$n, control:($control == "1"), cutS:$cut, settleS:$settle, leadS:$lead, rate:$rate, health:$health,
 	            cut:"direct A-B link, both directions (wanem)", wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}},
 	  preCutMedianMbps:$pre.preCutMedianMbps,
 	  summary:{dipMs:$dips, retransmitsPerRestore:$retrs, baselineRetransmitsPerWindow:$base,
