@@ -2,6 +2,7 @@ package agent
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/pkg/failover"
@@ -25,6 +26,7 @@ type peerState struct {
 	traffic   trafficState              // idleness (demand.go)
 	dup       failover.Duplicator       // redundant sending (redundancy.go)
 	second    string                    // the path copies go to; "" none
+	moveGap   time.Duration             // the reorder gap of the last move (steer.go)
 }
 
 type pathState struct {

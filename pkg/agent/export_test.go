@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 )
 
 // This file gives the external tests (package agent_test) the seams of the
@@ -108,3 +109,15 @@ func Wakeups(a *Agent) (timer, house uint64) {
 
 // SleepFor exposes sleepFor.
 var SleepFor = sleepFor
+
+// MoveGap is the reorder gap the last move of peer's traffic waited for
+// (steer.go): 0 when it moved at once.
+func MoveGap(ctx context.Context, a *Agent, peer string) (time.Duration, error) {
+	var gap time.Duration
+	err := a.do(ctx, func() {
+		if st, ok := a.peers[peer]; ok {
+			gap = st.moveGap
+		}
+	})
+	return gap, err
+}

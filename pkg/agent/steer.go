@@ -14,6 +14,7 @@ import (
 // overtakes one still in flight on the old paths.
 func (a *Agent) steer(st *peerState, oldActive, oldSecond, active, second int) {
 	gap := a.reorderGap(st, []int{oldActive, oldSecond}, []int{active, second})
+	st.moveGap = gap
 	a.dp.bind.Move(st.cfg.Name, active, second, gap)
 }
 

@@ -71,6 +71,7 @@ func (a *Agent) act(ev failover.Event, now time.Time) {
 		if wasReachable {
 			a.steer(st, old, secondIndex(st), i, second)
 		} else {
+			st.moveGap = 0
 			a.dp.bind.Move(ev.Peer, i, second, 0) // nothing in flight to overtake
 		}
 		a.mon.SetActive(st.pathID(old), false)
