@@ -9,9 +9,11 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# results FAILOVER_P50 TUN WG OURS NAIVE [LOST DIP HUBCPU]: synthetic quick
-# results in $T (the last three: redundant failover's lost packets, its TCP
-# dip in ms, the hub's CPU % per 1000 paths; good figures by default).
+# results FAILOVER_P50 TUN WG OURS NAIVE [LOST DIP HUBCPU FBDIP FBRETR FBBASE]:
+# synthetic quick results in $T (then: redundant failover's lost packets,
+# its TCP dip in ms, the hub's CPU % per 1000 paths, the p95 TCP dip and
+# retransmits after a restore and the one-path baseline; good figures by
+# default).
 results() {
 	rm -f "$T"/*.json
 	echo "{\"summary\":{\"interruptionMs\":{\"p50\":$1,\"p95\":400}}}" >"$T/failover-quick.json"
@@ -20,6 +22,7 @@ results() {
 	echo "{\"summary\":{\"lostPackets\":${6:-0},\"interruptionMs\":{\"p50\":12}}}" >"$T/failover-redundant-quick.json"
 	echo "{\"dip\":{\"durationMs\":${7:-0}}}" >"$T/failover-tcp-redundant-quick.json"
 	echo "{\"summary\":{\"hubPaths\":100,\"hubCpuPercentPer1000Paths\":${8:-4.2}}}" >"$T/scale-star-quick.json"
+	echo "{\"summary\":{\"dipMs\":{\"p95\":${9:-0}},\"retransmitsPerRestore\":{\"p95\":${10:-0}},\"baselineRetransmitsPerWindow\":${11:-0}}}" >"$T/failback-tcp-quick.json"
 }
 # expect pass|fail [ROW]: run the gate; on fail, ROW must be the one row
 # named as failing.
@@ -35,6 +38,7 @@ expect() {
 	esac
 }
 FO="failover median interruption" TP="relay TUN / stock wireguard-go" FL="path switches on a flapping link"
+FD="TCP goodput dip after a restore" FR="retransmits after a restore"
 RL="redundant failover, packets lost" RD="redundant TCP goodput dip at a cut" HC="hub CPU per 1000 directed paths"
 
 CASE=good; results 291.7 575 568 13 423; expect pass
@@ -42,6 +46,11 @@ CASE=boundaries; results 350 95 100 9 91 0 99 4.99; expect pass
 CASE="redundant lost 1"; results 291.7 575 568 13 423 1; expect fail "$RL"
 CASE="redundant lost null"; results 291.7 575 568 13 423 null; expect fail "$RL"
 CASE="redundant dip 100 ms"; results 291.7 575 568 13 423 0 100; expect fail "$RD"
+CASE="failback boundaries"; results 291.7 575 568 13 423 0 0 4.2 99 15 5; expect pass
+CASE="failback dip 100 ms"; results 291.7 575 568 13 423 0 0 4.2 100; expect fail "$FD"
+CASE="failback retransmit burst"; results 291.7 575 568 13 423 0 0 4.2 0 16 5; expect fail "$FR"
+CASE="failback no baseline"; results 291.7 575 568 13 423 0 0 4.2 0 0 null; expect fail "$FR"
+CASE="failback dip null"; results 291.7 575 568 13 423 0 0 4.2 null; expect fail "$FD"
 CASE="hub CPU 5 %"; results 291.7 575 568 13 423 0 0 5; expect fail "$HC"
 CASE="hub result missing"; results 291.7 575 568 13 423; rm "$T/scale-star-quick.json"; expect fail "$HC"
 CASE="failover 351 ms"; results 351 575 568 13 423; expect fail "$FO"

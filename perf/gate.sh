@@ -10,6 +10,8 @@
 #   failover with redundancy: duplicate, packets lost        0
 #   TCP goodput dip at a cut with redundancy: duplicate      < 100 ms
 #   hub CPU per 1000 directed paths (idle peers, defaults)   < 5 % of a core
+#   TCP goodput dip after a restore, p95 over the restores   < 100 ms
+#   retransmits after a restore, p95 over the restores        <= one-path baseline + 10
 #
 # This is a gate on benchmark figures, run at the end of `make perf` and
 # `make perf-quick`; tests make no timing assertions. perf/gate-test.sh
@@ -67,6 +69,16 @@ row "hub CPU per 1000 directed paths" scale-star \
 	'.summary as $s | $s.hubCpuPercentPer1000Paths | if type == "number" then "\(.*100|round/100) % of a core (measured at \($s.hubPaths) paths)" else null end' \
 	'.summary.hubCpuPercentPer1000Paths as $c | if ($c|type) == "number" then $c < 5 else null end' \
 	'< 5 % of a core'
+row "TCP goodput dip after a restore, p95" failback-tcp \
+	'.summary.dipMs.p95 | if type == "number" then "\(.) ms" else null end' \
+	'.summary.dipMs.p95 as $d | if ($d|type) == "number" then $d < 100 else null end' \
+	'< 100 ms'
+# A reordering burst is hundreds of segments (154 to 1040 per restore
+# before moves waited for a flowlet boundary); 10 allows for a loss or two.
+row "retransmits after a restore, p95" failback-tcp \
+	'.summary as $s | $s.retransmitsPerRestore.p95 | if type == "number" and ($s.baselineRetransmitsPerWindow|type) == "number" then "\(.) segments (one path: \($s.baselineRetransmitsPerWindow))" else null end' \
+	'.summary as $s | $s.retransmitsPerRestore.p95 as $r | if ($r|type) == "number" and ($s.baselineRetransmitsPerWindow|type) == "number" then $r <= $s.baselineRetransmitsPerWindow + 10 else null end' \
+	'<= one-path baseline + 10'
 
 if [ $bad != 0 ]; then
 	echo "gate: FAILED ($M results in $R)"

@@ -87,6 +87,7 @@ quick)
 	scenario 60 scale-star "STAR_PEERS=25" SCALE_SECONDS=8
 	scenario 75 failover FAILOVER_CUTS=3 FAILOVER_SPACING=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
 	scenario 40 failover-tcp FT_SECONDS=12 FT_CUT_AT=4 FT_RESTORE_AT=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
+	scenario 50 failback-tcp FB_RESTORES=3 FB_LEAD=5
 	;;
 full)
 	scenario 150 latency LAT_COUNT=600
@@ -101,6 +102,8 @@ full)
 	scenario 300 scale-star "STAR_PEERS=25 50 125 250" SCALE_SECONDS=20
 	scenario 300 failover FAILOVER_CUTS=20 RESULT=redundant-full "PERF_HEALTH={redundancy: duplicate}"
 	scenario 75 failover-tcp FT_SECONDS=25 FT_CUT_AT=8 FT_RESTORE_AT=16 RESULT=redundant-full "PERF_HEALTH={redundancy: duplicate}"
+	scenario 240 failback-tcp FB_RESTORES=20
+	scenario 240 failback-tcp FB_RESTORES=20 FB_CONTROL=1 RESULT=control-full
 	;;
 esac
 

@@ -11,7 +11,8 @@ fmt() { jq -r "$1 // \"$na\"" "$2" 2>/dev/null || echo "$na"; }
 lat=$(f latency) fo=$(f failover) tp=$(f throughput) fl=$(f flapping) ce=$(f wanem-ceiling) ft=$(f failover-tcp)
 any=${lat:-${fo:-${tp:-${fl:-${ce:-$ft}}}}}
 sc=$(f scale) red=$(f failover-redundant) redtcp=$(f failover-tcp-redundant) st=$(f scale-star)
-any=${any:-${sc:-${red:-${redtcp:-$st}}}}
+fb=$(f failback-tcp) fbc=$(f failback-tcp-control)
+any=${any:-${sc:-${red:-${redtcp:-${st:-$fb}}}}}
 [ -n "$any" ] || die "no results for mode $M in $R"
 # Every result names the commit it was measured at; list them all, so a
 # table mixing commits, or dirty trees, says so.
@@ -45,6 +46,9 @@ done
 if [ -n "$ft" ]; then
 	echo "| TCP goodput dip at a cut: duration, min (iperf3, 100 ms intervals; below 10% of the pre-cut median $(fmt '.dip.preCutMedianMbps|round' "$ft") Mbit/s) | $(fmt '"\(.dip.durationMs) ms, \(.dip.minMbps) Mbit/s; after the restore \(.failbackDip.durationMs) ms; relay A failed back \((.switches[] | select(.reason=="failback") | .atS) - .restoreAtS | . * 1000 | round) ms after it"' "$ft") | |"
 fi
+for x in $fb $fbc; do
+	echo "| TCP after a restore$(jq -r 'if .settings.control then " (control: no cut, one path)" else "" end' "$x"), $(jq -r '"\(.settings.restores) windows of \(.settings.settleS) s, flow paced at \(.settings.rate)"' "$x"): goodput dip p50 / p95 / max; retransmits per window p50 / max (one-path baseline); reordering seen by the sender | $(fmt '"\(.summary.dipMs.p50) / \(.summary.dipMs.p95) / \(.summary.dipMs.max) ms; \(.summary.retransmitsPerRestore.p50) / \(.summary.retransmitsPerRestore.max) (\(.summary.baselineRetransmitsPerWindow)); \([.restores[].tcp.TcpExtTCPSACKReorder // 0] | add) SACK reorder events"' "$x") | p95 < 100 ms, retransmits ≤ one path |"
+done
 if [ -n "$red" ]; then
 	echo "| failover with \`redundancy: duplicate\` (a 5 ms ping stream over $(jq -r .settings.cuts "$red") cuts of direct): packets lost / interruption median, max | $(fmt '"\(.summary.lostPackets) / \(.summary.interruptionMs.p50), \(.summary.interruptionMs.max) ms"' "$red") | 0 lost |"
 fi

@@ -35,6 +35,7 @@ type peerState struct {
 	traffic trafficState              // idleness (demand.go)
 	dup     failover.Duplicator       // redundant sending (redundancy.go)
 	second  string                    // the path copies go to; "" none
+	moveGap time.Duration             // the reorder gap of the last move (steer.go)
 }
 
 type pathState struct {

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 )
 
 // This file gives the external tests (package agent_test) the seams of the
@@ -117,4 +118,16 @@ func DNSServerAddrs(a *Agent) []netip.AddrPort {
 		return nil
 	}
 	return a.dnsSrv.Addrs()
+}
+
+// MoveGap is the reorder gap the last move of peer's traffic waited for
+// (steer.go): 0 when it moved at once.
+func MoveGap(ctx context.Context, a *Agent, peer string) (time.Duration, error) {
+	var gap time.Duration
+	err := a.do(ctx, func() {
+		if st, ok := a.peers[peer]; ok {
+			gap = st.moveGap
+		}
+	})
+	return gap, err
 }

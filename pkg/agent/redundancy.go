@@ -37,7 +37,7 @@ func (a *Agent) updateRedundancy(st *peerState, now time.Time, switched bool) {
 		if want != "" {
 			i = pathIndex(st, want)
 		}
-		a.dp.bind.SetSecondary(name, i)
+		a.steer(st, st.active, secondIndex(st), st.active, i)
 		a.log.Info("redundant sending", "peer", name, "mode", string(mode), "to", want, "loss", tr.Loss, "suspect", tr.Suspect, "switched", tr.Switched)
 		st.second = want
 	}

@@ -65,7 +65,16 @@ func (a *Agent) act(ev failover.Event, now time.Time) {
 		old := st.active
 		st.active = i
 		st.reachable = true
-		a.dp.bind.SetActive(ev.Peer, st.active)
+		second := secondIndex(st)
+		if second == i {
+			second = -1
+		}
+		if wasReachable {
+			a.steer(st, old, secondIndex(st), i, second)
+		} else {
+			st.moveGap = 0
+			a.dp.bind.Move(ev.Peer, i, second, 0) // nothing in flight to overtake
+		}
 		a.mon.SetActive(st.pathID(old), false)
 		a.mon.SetActive(st.pathID(st.active), true)
 		for i, p := range st.cfg.Paths {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.zx2c4.com/wireguard/conn"
 )
@@ -48,6 +49,7 @@ type Bind struct {
 	isProbe atomic.Pointer[func([]byte) bool]
 	closed  atomic.Bool
 	clock   atomic.Pointer[clockState]
+	sleeper atomic.Pointer[func(time.Duration)]
 }
 
 // New wraps inner. The bind starts closed; wireguard-go opens it.
@@ -132,6 +134,9 @@ func (b *Bind) Send(bufs [][]byte, ep conn.Endpoint) error {
 	}
 	p := pe.p
 	r := p.route.Load()
+	if r != nil && r.pend != nil {
+		r = b.flowletStep(p, r)
+	}
 	if r == nil || r.eps[r.active] == nil {
 		return fmt.Errorf("bind: send to %q: %w", p.name, ErrNoPath)
 	}
@@ -155,6 +160,7 @@ func (b *Bind) Send(bufs [][]byte, ep conn.Endpoint) error {
 	p.tx.Add(n)
 	p.txData.Add(data)
 	err := b.inner.Send(bufs, r.eps[r.active])
+	p.lastTx.Store(b.nanos())
 	if r.secondary >= 0 && r.eps[r.secondary] != nil && dataBytes > 0 {
 		b.sendCopies(p, bufs, r.eps[r.secondary], dataBytes, n)
 	}

@@ -37,4 +37,11 @@
 // keeps the first copy. The receiving bind credits the other copy to its
 // own source once per counter and drops it before WireGuard
 // (redundant.go).
+//
+// Move changes a peer's paths at a flowlet boundary: when the new paths
+// deliver sooner, Send keeps using the old ones until the peer's traffic
+// pauses for the delay difference, or, after failover.FlowletHold, holds
+// the first packet for the new ones until it has (at most
+// failover.MaxReorderGap), so that no packet overtakes one still in flight
+// (flowlet.go).
 package bind

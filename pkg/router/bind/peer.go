@@ -12,10 +12,11 @@ import (
 // peer is the bind's state for one logical peer. It lives from the first
 // SetPeer or ParseEndpoint of its name until RemovePeer.
 type peer struct {
-	name  string
-	ep    *PeerEndpoint
-	route atomic.Pointer[route] // nil: no path
-	tx    atomic.Uint64
+	name   string
+	ep     *PeerEndpoint
+	route  atomic.Pointer[route] // nil: no path
+	tx     atomic.Uint64
+	lastTx atomic.Int64 // bind clock nanos of the last Send; 0: never
 	// holdInit drops the handshake initiations sent to this peer (hold.go).
 	holdInit atomic.Bool
 
@@ -43,7 +44,8 @@ type route struct {
 	paths     []Path
 	eps       []conn.Endpoint // inner endpoints, parsed once per path; nil if unparsable
 	active    int
-	secondary int // copies of transport data go here too; -1: none
+	secondary int          // copies of transport data go here too; -1: none
+	pend      *pendingMove // a move waiting for a flowlet boundary (flowlet.go)
 }
 
 // PeerEndpoint is the send endpoint of a logical peer. wireguard-go keeps it
@@ -67,7 +69,7 @@ func (e *PeerEndpoint) ClearSrc() {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if r := e.p.route.Load(); r != nil {
+	if r := target(e.p.route.Load()); r != nil {
 		n := b.newRoute(r.paths, r.active)
 		n.secondary = r.secondary
 		e.p.route.Store(n)
@@ -172,7 +174,7 @@ func (b *Bind) SetPeer(name string, paths []Path) {
 	defer b.mu.Unlock()
 	p := b.peerForLocked(name)
 	active := 0
-	if old := p.route.Load(); old != nil {
+	if old := target(p.route.Load()); old != nil {
 		cur := old.paths[old.active].Name
 		for i, path := range paths {
 			if path.Name == cur {
@@ -218,11 +220,12 @@ func (b *Bind) SetActive(peerName string, path int) {
 	if !ok {
 		return
 	}
-	r := p.route.Load()
-	if r == nil || path < 0 || path >= len(r.paths) || path == r.active {
+	cur := p.route.Load()
+	r := target(cur)
+	if r == nil || path < 0 || path >= len(r.paths) || (path == r.active && cur.pend == nil) {
 		return
 	}
-	next := *r // paths and eps are shared: immutable
+	next := *r // paths and eps are shared: immutable; a pending move completes
 	next.active = path
 	if next.secondary == path {
 		next.secondary = -1

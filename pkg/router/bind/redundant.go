@@ -187,17 +187,18 @@ func (b *Bind) SetSecondary(peerName string, path int) {
 	if p == nil {
 		return
 	}
-	r := p.route.Load()
+	cur := p.route.Load()
+	r := target(cur)
 	if r == nil {
 		return
 	}
 	if path < 0 || path >= len(r.paths) || path == r.active {
 		path = -1
 	}
-	if path == r.secondary {
+	if path == r.secondary && cur.pend == nil {
 		return
 	}
-	next := *r
+	next := *r // a pending move completes
 	next.secondary = path
 	p.route.Store(&next)
 }
