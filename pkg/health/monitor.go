@@ -126,11 +126,16 @@ type path struct {
 }
 
 // interval is the path's current probe interval: Interval while it is
-// active and its peer carries traffic, IdleInterval otherwise (a standby
-// path, or the active path of an idle peer: SetIdle).
+// active and its peer carries traffic; idlePeerSlowdown x IdleInterval for
+// an up path of an idle peer (SetIdle, demand.go); IdleInterval otherwise
+// (a standby path of a busy peer, or a down path, so that a repaired path
+// comes back up as fast whether its peer is idle or not).
 func (p *path) interval() time.Duration {
-	if p.active && !p.peer.idle {
+	switch {
+	case p.active && !p.peer.idle:
 		return p.s.Interval
+	case p.peer.idle && p.det.Up():
+		return p.s.IdleInterval * idlePeerSlowdown
 	}
 	return p.s.IdleInterval
 }
@@ -352,6 +357,11 @@ func (m *Monitor) process(p *path, now time.Time) {
 	}
 	if p.det.Check(now) {
 		m.trans = append(m.trans, Transition{ID: p.id, Up: false, At: p.det.LastChange()})
+		if p.peer.idle {
+			// Its slow schedule ends: a down path is probed every
+			// IdleInterval, so that it comes back up as fast as any.
+			p.next = asap
+		}
 	}
 	if !p.next.After(now) {
 		m.send(p, now)
@@ -486,6 +496,7 @@ func (m *Monitor) OnReply(id PathID, nonce uint64, now time.Time) (rtt time.Dura
 	if p.det.OnAnswer(now, p.detect(), p.s.UpThreshold) {
 		p.forgetOutage(sent)
 		m.trans = append(m.trans, Transition{ID: id, Up: true, At: now})
+		p.retime = p.peer.idle // an idle peer's up path is probed slower
 	}
 	p.est.OnSuccess(rtt, now)
 	m.reschedule(p)
