@@ -25,6 +25,7 @@ type peerState struct {
 	traffic   trafficState              // idleness (demand.go)
 	dup       failover.Duplicator       // redundant sending (redundancy.go)
 	second    string                    // the path copies go to; "" none
+	bytesPub  bytesPub                  // the byte counters last published (housemetrics.go)
 }
 
 type pathState struct {

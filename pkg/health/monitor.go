@@ -119,6 +119,7 @@ type path struct {
 	lost    uint64
 	wake    time.Time
 	heapIdx int
+	changed bool // in Monitor.changed: its loss or lost count moved (StatsChanged)
 
 	// Demand mode (demand.go).
 	quiet      int    // consecutive probes replaced by traffic
@@ -190,6 +191,9 @@ type Monitor struct {
 	trans  []Transition // queued for Tick
 	epochs map[string]uint64
 	peers  map[string]*peerEntry
+	// changed lists the paths whose loss estimate or lost-probe count may
+	// have moved since the last StatsChanged (statschanged.go).
+	changed []*path
 }
 
 // peerEntry is what the monitor keeps per peer while it has paths.
@@ -267,6 +271,7 @@ func (m *Monitor) SetPath(id PathID, s Settings) {
 			if p.s.LossWindow != s.LossWindow {
 				p.est.window = s.LossWindow
 				p.est.ResetLoss() // outcomes beyond a smaller window would skew it
+				m.touch(p)
 			}
 			p.s = s
 			p.retime = true
@@ -279,6 +284,7 @@ func (m *Monitor) SetPath(id PathID, s Settings) {
 	p.peer.list = append(p.peer.list, p)
 	m.paths[id] = p
 	m.heap.push(p)
+	m.touch(p) // its stats exist from now on
 }
 
 // RemovePath forgets a path, including queued probes and transitions.
@@ -289,6 +295,9 @@ func (m *Monitor) RemovePath(id PathID) {
 	}
 	m.heap.remove(p)
 	delete(m.paths, id)
+	if p.changed {
+		m.changed = deleteFunc(m.changed, func(q *path) bool { return q == p })
+	}
 	p.peer.list = deleteFunc(p.peer.list, func(q *path) bool { return q == p })
 	if p.peer.paths--; p.peer.paths <= 0 {
 		m.floor = max(m.floor, p.peer.nonce)
@@ -354,6 +363,7 @@ func (m *Monitor) process(p *path, now time.Time) {
 			continue
 		}
 		p.loseAt(i)
+		m.touch(p)
 	}
 	if p.det.Check(now) {
 		m.trans = append(m.trans, Transition{ID: p.id, Up: false, At: p.det.LastChange()})
@@ -404,6 +414,7 @@ func (m *Monitor) send(p *path, now time.Time) {
 			}
 		}
 		p.loseAt(oldest)
+		m.touch(p)
 	}
 	p.peer.nonce++
 	p.out[p.nOut] = pending{
@@ -499,6 +510,7 @@ func (m *Monitor) OnReply(id PathID, nonce uint64, now time.Time) (rtt time.Dura
 		p.retime = p.peer.idle // an idle peer's up path is probed slower
 	}
 	p.est.OnSuccess(rtt, now)
+	m.touch(p)
 	m.reschedule(p)
 	return rtt, true
 }
