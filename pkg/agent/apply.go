@@ -6,6 +6,7 @@ import (
 	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/pkg/failover"
 	"github.com/liqo-relay/relay/pkg/health"
+	"github.com/liqo-relay/relay/pkg/metrics"
 	"github.com/liqo-relay/relay/pkg/router/bind"
 )
 
@@ -32,6 +33,11 @@ type pathState struct {
 	addr     netip.AddrPort // resolved endpoint; invalid when resolution failed
 	err      string         // why addr is invalid
 	observed netip.AddrPort // where this path's answers come from (differs behind NAT)
+	// sent is the path's probes-sent counter, looked up at its first
+	// probe. A peerState (with its paths) is new whenever the path's
+	// series may have been removed (commit), so it never outlives them.
+	sent    metrics.ProbeCounter
+	hasSent bool
 }
 
 func bindPaths(st *peerState) []bind.Path {
