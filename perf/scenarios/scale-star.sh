@@ -16,7 +16,10 @@
 #
 # Env: STAR_PEERS (a list, "25 50 125 250"; the last is the headline),
 # STAR_PATHS (4), SCALE_SECONDS per N (20), SCALE_HEALTH (a YAML flow
-# mapping for every relay's health: block, default none), RESULT (default).
+# mapping for every relay's health: block, default none), RESULT (default);
+# SCALE_HUB_PROFILE=FILE writes a CPU profile of the hub, from
+# SCALE_HUB_PROFILE_DELAY (a Go duration, e.g. 8s: past the settle burst)
+# after its start until it stops.
 source "$(dirname "$0")/../lib.sh"
 source "$PERF_ROOT/analyze/common.sh"
 

@@ -103,6 +103,7 @@ type Agent struct {
 	// lastHousekeep is when housekeep last ran (passive evidence dating).
 	lastHousekeep time.Time
 	transBuf      []health.Transition
+	changedBuf    []health.PathID // housekeeping: paths whose stats moved (housemetrics.go)
 
 	// Shared with the Bind's receive goroutines (probe handling).
 	probes atomic.Pointer[probeIndex]

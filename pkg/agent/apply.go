@@ -7,6 +7,7 @@ import (
 	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/pkg/failover"
 	"github.com/liqo-relay/relay/pkg/health"
+	"github.com/liqo-relay/relay/pkg/metrics"
 	"github.com/liqo-relay/relay/pkg/router/bind"
 )
 
@@ -30,18 +31,24 @@ type peerState struct {
 	reachable bool
 	// heldAt is when we started holding our handshake initiations to the
 	// peer after a key switch; zero when not held (rotation.go).
-	heldAt  time.Time
-	rxSeen  map[netip.AddrPort]uint64 // passive evidence: packets seen per source
-	traffic trafficState              // idleness (demand.go)
-	dup     failover.Duplicator       // redundant sending (redundancy.go)
-	second  string                    // the path copies go to; "" none
-	moveGap time.Duration             // the reorder gap of the last move (steer.go)
+	heldAt   time.Time
+	rxSeen   map[netip.AddrPort]uint64 // passive evidence: packets seen per source
+	traffic  trafficState              // idleness (demand.go)
+	dup      failover.Duplicator       // redundant sending (redundancy.go)
+	second   string                    // the path copies go to; "" none
+	moveGap  time.Duration             // the reorder gap of the last move (steer.go)
+	bytesPub bytesPub                  // the byte counters last published (housemetrics.go)
 }
 
 type pathState struct {
 	addr     netip.AddrPort // resolved endpoint; invalid when resolution failed
 	err      string         // why addr is invalid
 	observed netip.AddrPort // where this path's answers come from (differs behind NAT)
+	// sent is the path's probes-sent counter, looked up at its first
+	// probe. A peerState (with its paths) is new whenever the path's
+	// series may have been removed (commit), so it never outlives them.
+	sent    metrics.ProbeCounter
+	hasSent bool
 }
 
 func bindPaths(st *peerState) []bind.Path {

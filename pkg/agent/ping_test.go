@@ -147,8 +147,11 @@ func TestPingKeepsPathsUp(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	// And once more, now that the windows have seen pings.
-	if _, err := b.agent(relayA).Ping(ctx, relayB); err != nil {
+	// And once more, now that the windows have seen pings. A context of
+	// its own: checkStable waits for answers at an idle peer's slow rate.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel2()
+	if _, err := b.agent(relayA).Ping(ctx2, relayB); err != nil {
 		t.Fatalf("second ping: %v", err)
 	}
 	b.checkStable(before)

@@ -234,7 +234,11 @@ func (a *Agent) sendProbe(p health.Probe) {
 			a.log.Debug("sending probe", "peer", p.ID.Peer, "path", st.cfg.Paths[i].Name, "err", err)
 		}
 	}
-	a.metrics.ProbeSent(p.ID.Peer, st.cfg.Paths[i].Name)
+	ps := &st.paths[i]
+	if !ps.hasSent {
+		ps.sent, ps.hasSent = a.metrics.ProbeCounterFor(p.ID.Peer, st.cfg.Paths[i].Name), true
+	}
+	ps.sent.Inc()
 }
 
 // onReply handles an authenticated probe in the owner goroutine.

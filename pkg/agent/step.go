@@ -202,16 +202,12 @@ func (a *Agent) housekeep(now time.Time) {
 				a.mon.OnPassive(st.pathID(i), evidenceAt)
 			}
 		})
-		a.metrics.PeerBytes(name, rx, a.dp.bind.TxBytes(name))
+		a.publishPeerBytes(st, rx, a.dp.bind.TxBytes(name))
 		a.trackIdle(st, srcs, now)
 		a.updateRedundancy(st, now, false)
-		for i, p := range st.cfg.Paths {
-			if s, ok := a.mon.Stats(st.pathID(i)); ok {
-				a.metrics.PathStats(name, p.Name, s.Loss, s.ProbesLost)
-			}
-		}
 	}
 	a.publishDNSView()
+	a.publishPathStats()
 	c := a.dp.pipe.Counters()
 	a.metrics.Pipeline(metrics.PipelineCounters{
 		DroppedBadSource:      c.DroppedBadSource,

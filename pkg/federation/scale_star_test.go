@@ -239,6 +239,9 @@ func TestPerfScaleHub(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
+		if d, err := time.ParseDuration(os.Getenv("SCALE_HUB_PROFILE_DELAY")); err == nil {
+			time.Sleep(d) // past the settle burst: the steady state alone
+		}
 		if err := pprof.StartCPUProfile(f); err != nil {
 			t.Fatal(err)
 		}

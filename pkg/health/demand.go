@@ -65,14 +65,27 @@ func (m *Monitor) Demand(p Probe, lastRx, now time.Time) bool {
 	return true
 }
 
-// SetIdle marks peer as idle (no traffic to or from it lately) or busy. The
-// active path of an idle peer is probed at IdleInterval, like a standby
-// path, so its dead active path is detected within DetectMultiplier x
-// IdleInterval (1.5 s at the defaults) instead of 300 ms; nothing of the
-// peer's is in flight meanwhile. A peer turned busy has its active path
-// probed at the next Due, and its detect time shrinks back as on
-// SetActive: without evidence, the active path is down a full short detect
-// time after SetIdle(peer, false) at the latest.
+// idlePeerSlowdown: the up paths of an idle peer, active or standby, are
+// probed at this multiple of IdleInterval (every 2 s at the defaults, so a
+// dead one is detected within DetectMultiplier x 2 s = 6 s, still below
+// the ~10 s of a Liqo gateway). Nothing of the peer's is in flight
+// meanwhile, and most peers of a relay with many peers are idle most of
+// the time: their probes are most of its probing (issue 13, 1000 paths
+// under 5 % of a core). Down paths keep IdleInterval, so a repaired path
+// comes back up as fast as a busy peer's. The first packet makes the peer
+// busy again (SetIdle(peer, false)): every path of it is probed at once
+// and at the busy rates from then on.
+const idlePeerSlowdown = 4
+
+// SetIdle marks peer as idle (no traffic to or from it lately) or busy.
+// Every up path of an idle peer, its active one included, is probed at
+// idlePeerSlowdown x IdleInterval, so a dead one is detected within
+// DetectMultiplier times that (6 s at the defaults) instead of 300 ms
+// (active) or 1.5 s (standby). A peer turned busy has every path probed at
+// the next Due, and its detect times shrink back as on SetActive: without
+// evidence, the active path is down a full short detect time after
+// SetIdle(peer, false) at the latest, a standby path a full standby detect
+// time after it.
 func (m *Monitor) SetIdle(peer string, idle bool) {
 	e, ok := m.peers[peer]
 	if !ok || e.idle == idle {
@@ -80,9 +93,6 @@ func (m *Monitor) SetIdle(peer string, idle bool) {
 	}
 	e.idle = idle
 	for _, p := range e.list {
-		if !p.active {
-			continue
-		}
 		p.retime = true
 		if !idle {
 			p.next = asap

@@ -119,6 +119,7 @@ type path struct {
 	lost    uint64
 	wake    time.Time
 	heapIdx int
+	changed bool // in Monitor.changed: its loss or lost count moved (StatsChanged)
 
 	// Demand mode (demand.go).
 	quiet      int    // consecutive probes replaced by traffic
@@ -126,11 +127,16 @@ type path struct {
 }
 
 // interval is the path's current probe interval: Interval while it is
-// active and its peer carries traffic, IdleInterval otherwise (a standby
-// path, or the active path of an idle peer: SetIdle).
+// active and its peer carries traffic; idlePeerSlowdown x IdleInterval for
+// an up path of an idle peer (SetIdle, demand.go); IdleInterval otherwise
+// (a standby path of a busy peer, or a down path, so that a repaired path
+// comes back up as fast whether its peer is idle or not).
 func (p *path) interval() time.Duration {
-	if p.active && !p.peer.idle {
+	switch {
+	case p.active && !p.peer.idle:
 		return p.s.Interval
+	case p.peer.idle && p.det.Up():
+		return p.s.IdleInterval * idlePeerSlowdown
 	}
 	return p.s.IdleInterval
 }
@@ -185,6 +191,9 @@ type Monitor struct {
 	trans  []Transition // queued for Tick
 	epochs map[string]uint64
 	peers  map[string]*peerEntry
+	// changed lists the paths whose loss estimate or lost-probe count may
+	// have moved since the last StatsChanged (statschanged.go).
+	changed []*path
 }
 
 // peerEntry is what the monitor keeps per peer while it has paths.
@@ -262,6 +271,7 @@ func (m *Monitor) SetPath(id PathID, s Settings) {
 			if p.s.LossWindow != s.LossWindow {
 				p.est.window = s.LossWindow
 				p.est.ResetLoss() // outcomes beyond a smaller window would skew it
+				m.touch(p)
 			}
 			p.s = s
 			p.retime = true
@@ -274,6 +284,7 @@ func (m *Monitor) SetPath(id PathID, s Settings) {
 	p.peer.list = append(p.peer.list, p)
 	m.paths[id] = p
 	m.heap.push(p)
+	m.touch(p) // its stats exist from now on
 }
 
 // RemovePath forgets a path, including queued probes and transitions.
@@ -284,6 +295,9 @@ func (m *Monitor) RemovePath(id PathID) {
 	}
 	m.heap.remove(p)
 	delete(m.paths, id)
+	if p.changed {
+		m.changed = deleteFunc(m.changed, func(q *path) bool { return q == p })
+	}
 	p.peer.list = deleteFunc(p.peer.list, func(q *path) bool { return q == p })
 	if p.peer.paths--; p.peer.paths <= 0 {
 		m.floor = max(m.floor, p.peer.nonce)
@@ -349,9 +363,15 @@ func (m *Monitor) process(p *path, now time.Time) {
 			continue
 		}
 		p.loseAt(i)
+		m.touch(p)
 	}
 	if p.det.Check(now) {
 		m.trans = append(m.trans, Transition{ID: p.id, Up: false, At: p.det.LastChange()})
+		if p.peer.idle {
+			// Its slow schedule ends: a down path is probed every
+			// IdleInterval, so that it comes back up as fast as any.
+			p.next = asap
+		}
 	}
 	if !p.next.After(now) {
 		m.send(p, now)
@@ -394,6 +414,7 @@ func (m *Monitor) send(p *path, now time.Time) {
 			}
 		}
 		p.loseAt(oldest)
+		m.touch(p)
 	}
 	p.peer.nonce++
 	p.out[p.nOut] = pending{
@@ -486,8 +507,10 @@ func (m *Monitor) OnReply(id PathID, nonce uint64, now time.Time) (rtt time.Dura
 	if p.det.OnAnswer(now, p.detect(), p.s.UpThreshold) {
 		p.forgetOutage(sent)
 		m.trans = append(m.trans, Transition{ID: id, Up: true, At: now})
+		p.retime = p.peer.idle // an idle peer's up path is probed slower
 	}
 	p.est.OnSuccess(rtt, now)
+	m.touch(p)
 	m.reschedule(p)
 	return rtt, true
 }

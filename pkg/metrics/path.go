@@ -57,6 +57,27 @@ func (m *Metrics) ProbeSent(peer, path string) {
 	m.probesSent.WithLabelValues(peer, path).Inc()
 }
 
+// ProbeCounter is one path's relay_probes_sent_total series, looked up
+// once (ProbeCounterFor) rather than by its labels for every probe. It
+// stays valid until RemovePath or RemovePeer removes the series; the zero
+// value counts nothing.
+type ProbeCounter struct{ c prometheus.Counter }
+
+// ProbeCounterFor returns the path's probes-sent series.
+func (m *Metrics) ProbeCounterFor(peer, path string) ProbeCounter {
+	if m == nil {
+		return ProbeCounter{}
+	}
+	return ProbeCounter{c: m.probesSent.WithLabelValues(peer, path)}
+}
+
+// Inc counts one probe sent on the path.
+func (p ProbeCounter) Inc() {
+	if p.c != nil {
+		p.c.Inc()
+	}
+}
+
 // Switch counts a change of the peer's active path, as the failover state
 // machine reports it, and clears relay_path_active of the old path and sets
 // it on the new one. from or to may be empty, meaning no path (the first

@@ -192,7 +192,7 @@ func (b *Bind) SendTo(pkt []byte, to netip.AddrPort) error {
 	if b.closed.Load() {
 		return net.ErrClosed
 	}
-	ep, err := b.inner.ParseEndpoint(to.String())
+	ep, err := b.endpointTo(to)
 	if err != nil {
 		return fmt.Errorf("bind: send to %v: %w", to, err)
 	}
@@ -200,6 +200,16 @@ func (b *Bind) SendTo(pkt []byte, to netip.AddrPort) error {
 		return fmt.Errorf("bind: send to %v: %w", to, err)
 	}
 	return nil
+}
+
+// endpointTo returns the inner bind's endpoint for to. For the standard
+// bind it builds what its ParseEndpoint would return, without formatting
+// and parsing the address for every probe.
+func (b *Bind) endpointTo(to netip.AddrPort) (conn.Endpoint, error) {
+	if _, ok := b.inner.(*conn.StdNetBind); ok {
+		return &conn.StdNetEndpoint{AddrPort: to}, nil
+	}
+	return b.inner.ParseEndpoint(to.String())
 }
 
 // addrOf returns an endpoint's destination, without formatting it for the
