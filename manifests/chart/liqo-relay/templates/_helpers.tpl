@@ -65,3 +65,18 @@ readinessProbe:
   httpGet: {path: /readyz, port: health}
   {{- toYaml .ready | nindent 2 }}
 {{- end -}}
+
+{{/* The sidecar file of relay inject (docs/inject.md, "The sidecar file"):
+.Values.sidecar with image defaulting to the chart's image, and
+networkPolicy.enabled / metricsFrom defaulting to the chart's networkPolicy
+values, so the gateway pods' policy follows the same switch as the chart's
+own pods. */}}
+{{- define "liqo-relay.sidecarFile" -}}
+{{- $s := deepCopy .Values.sidecar -}}
+{{- if not $s.image }}{{ $_ := set $s "image" (include "liqo-relay.image" .) }}{{ end -}}
+{{- $np := deepCopy (default dict $s.networkPolicy) -}}
+{{- if not (hasKey $np "enabled") }}{{ $_ := set $np "enabled" .Values.networkPolicy.enabled }}{{ end -}}
+{{- if not (hasKey $np "metricsFrom") }}{{ $_ := set $np "metricsFrom" .Values.networkPolicy.metricsFrom }}{{ end -}}
+{{- $_ := set $s "networkPolicy" $np -}}
+{{- toYaml $s -}}
+{{- end -}}
