@@ -80,3 +80,27 @@ own pods. */}}
 {{- $_ := set $s "networkPolicy" $np -}}
 {{- toYaml $s -}}
 {{- end -}}
+
+{{/* The rules of the object of kind .kind in the chart file .file (a copy
+of manifests/rbac, the one source of the components' RBAC), with the
+resourceNames of the resources named in .names replaced:
+(dict "ctx" . "file" "files/rbac/x.yaml" "kind" "Role" "names" (dict "secrets" "k")). */}}
+{{- define "liqo-relay.rbacRules" -}}
+{{- $rules := list -}}
+{{- $names := default dict .names -}}
+{{- $kind := .kind -}}
+{{- range splitList "\n---\n" (.ctx.Files.Get .file) -}}
+{{- $o := fromYaml . -}}
+{{- if eq (toString $o.kind) $kind -}}
+{{- range $o.rules -}}
+{{- $r := deepCopy . -}}
+{{- if hasKey $r "resourceNames" -}}
+{{- range $r.resources }}{{ if hasKey $names . }}{{ $_ := set $r "resourceNames" (list (get $names .)) }}{{ end }}{{ end -}}
+{{- end -}}
+{{- $rules = append $rules $r -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not $rules }}{{ fail (printf "%s has no %s with rules" .file .kind) }}{{ end -}}
+{{- toYaml $rules -}}
+{{- end -}}
