@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,6 +210,39 @@ spec: {}
 			t.Errorf("the relay cannot %s %s: %s", q[0], q[1], out)
 		}
 	}
+	// The columns manifests/README.md tells users to check.
+	c.KubectlIn(t, `
+apiVersion: relay.liqo-relay.io/v1alpha1
+kind: RelayPeer
+metadata: {name: consumer-1-provider-b, namespace: `+glueTenant+`}
+spec: {publicKey: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=}
+---
+apiVersion: relay.liqo-relay.io/v1alpha1
+kind: ForeignClusterConnection
+metadata: {name: a-b}
+spec: {clusterA: provider-a, clusterB: provider-b}
+`, "apply", "-f", "-")
+	for _, q := range []struct {
+		args    []string
+		columns []string
+	}{
+		{[]string{"-n", glueTenant, "get", "relays,relaypeers"}, []string{"PUBLICKEY", "ENDPOINTS", "READY", "ACTIVE", "REACHABLE", "RTT"}},
+		{[]string{"get", "fcc"}, []string{"A", "B", "PHASE", "A->B", "B->A"}},
+	} {
+		out := c.Kubectl(t, q.args...)
+		var headers []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "NAME ") {
+				headers = append(headers, strings.Fields(l)...)
+			}
+		}
+		for _, col := range q.columns {
+			if !slices.Contains(headers, col) {
+				t.Errorf("kubectl %s: no column %s:\n%s", strings.Join(q.args, " "), col, out)
+			}
+		}
+	}
+
 	// No sync failed for want of a right.
 	body := scrape(t, metricsURL)
 	if strings.Contains(body, `relay_inject_syncs_total{result="error"}`) || !strings.Contains(body, `relay_inject_syncs_total{result="ok"}`) {
