@@ -1,7 +1,6 @@
 package manifests
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -99,16 +98,7 @@ func TestChartSidecarNetworkPolicyDefaults(t *testing.T) {
 // TestChartRBACFilesAreTheRBACFiles: the chart's files/rbac, which its
 // templates take the rules from, are manifests/rbac byte for byte.
 func TestChartRBACFilesAreTheRBACFiles(t *testing.T) {
-	src, _ := filepath.Glob("rbac/*.yaml")
-	dst, _ := filepath.Glob(chartDir + "/files/rbac/*.yaml")
-	if len(src) == 0 || len(src) != len(dst) {
-		t.Fatalf("manifests/rbac has %d files, the chart's files/rbac %d: run make manifests", len(src), len(dst))
-	}
-	for _, f := range src {
-		if !bytes.Equal(readFile(t, f), readFile(t, filepath.Join(chartDir, "files", f))) {
-			t.Errorf("%s differs from the chart's copy: run make manifests", f)
-		}
-	}
+	sameFiles(t, "rbac", filepath.Join(chartDir, "files", "rbac"))
 }
 
 // rbacObject returns the object of kind in an RBAC file of manifests/rbac.

@@ -31,20 +31,8 @@ func TestChartOperatorWithRealAPIServer(t *testing.T) {
 	c.KubectlIn(t, crds, "apply", "--server-side", "-f", "-")
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(fixtureDir, "..", "crds"))
 	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-	c.KubectlIn(t, `
-apiVersion: v1
-kind: Namespace
-metadata: {name: liqo}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: liqo-clusterid-configmap, namespace: liqo, labels: {app.kubernetes.io/name: clusterid-configmap}}
-data: {CLUSTER_ID: consumer-1}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: consumer}
-`, "apply", "-f", "-")
+	c.InstallLiqoClusterID(t, "consumer-1")
+	c.Kubectl(t, "create", "namespace", "consumer")
 	c.KubectlIn(t, rest, "apply", "--server-side", "-f", "-")
 
 	objs := decodeAll(t, v.name, v.render(t, h))

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/liqo-relay/relay/pkg/kube/inject"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
@@ -32,31 +31,10 @@ const (
 )
 
 // liqoGatewayPod is a gateway pod as Liqo's Deployment makes it from its
-// v1.2.0 server template (test/fixtures/liqo-v1.2.0/examples).
+// v1.2.0 server template, with the labels Liqo's controllers add.
 func liqoGatewayPod(t *testing.T) *corev1.Pod {
 	t.Helper()
-	r := strings.NewReplacer("{{ .Name }}", glueGateway, "{{ .Namespace }}", glueTenant, "{{ .ClusterID }}", glueGateway,
-		"{{ .GatewayUID }}", "5b0c8c3e-0d4f-4a55-9a55-6f0c8d6b1a01", "{{ .Spec.MTU }}", "1340",
-		"{{ .Spec.Endpoint.Port }}", "51840", "<VERSION>", "v1.2.0")
-	var tmpl struct {
-		Spec struct {
-			Template struct {
-				Spec struct {
-					Deployment struct {
-						Spec struct {
-							Template corev1.PodTemplateSpec `json:"template"`
-						} `json:"spec"`
-					} `json:"deployment"`
-				} `json:"spec"`
-			} `json:"template"`
-		} `json:"spec"`
-	}
-	raw := readFile(t, filepath.Join(fixtureDir, "wireguard-server-default.yaml"))
-	if err := sigsyaml.Unmarshal([]byte(r.Replace(string(raw))), &tmpl); err != nil {
-		t.Fatal(err)
-	}
-	pt := tmpl.Spec.Template.Spec.Deployment.Spec.Template
-	pod := &corev1.Pod{ObjectMeta: pt.ObjectMeta, Spec: pt.Spec}
+	pod := k8stest.LiqoGatewayPod(t, glueGateway, glueTenant)
 	pod.Name, pod.Namespace = "gw-1", glueTenant
 	pod.Labels[inject.GatewayNameLabel] = glueGateway
 	pod.Labels[inject.ActiveLabel] = "true"
@@ -86,16 +64,8 @@ func TestChartWebhookWithRealAPIServer(t *testing.T) {
 	// Liqo's side: its namespace with the cluster-ID ConfigMap (the chart's
 	// sidecar has no localClusterID), the tenant namespace, the gateway's
 	// ServiceAccount and GatewayServer.
+	c.InstallLiqoClusterID(t, glueLocal)
 	c.KubectlIn(t, `
-apiVersion: v1
-kind: Namespace
-metadata: {name: liqo}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: liqo-clusterid-configmap, namespace: liqo, labels: {app.kubernetes.io/name: clusterid-configmap}}
-data: {CLUSTER_ID: `+glueLocal+`}
----
 apiVersion: v1
 kind: Namespace
 metadata: {name: `+glueTenant+`}

@@ -111,16 +111,8 @@ func TestWebhookWithRealAPIServer(t *testing.T) {
 	// Liqo's side: its namespace with the cluster-ID ConfigMap (the
 	// sidecar file below does not set localClusterID), the tenant
 	// namespace, the gateway's ServiceAccount and GatewayServer.
+	c.InstallLiqoClusterID(t, testLocal)
 	c.KubectlIn(t, `
-apiVersion: v1
-kind: Namespace
-metadata: {name: liqo}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: liqo-clusterid-configmap, namespace: liqo, labels: {app.kubernetes.io/name: clusterid-configmap}}
-data: {CLUSTER_ID: `+testLocal+`}
----
 apiVersion: v1
 kind: Namespace
 metadata: {name: `+testNS+`}
