@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -164,7 +163,7 @@ spec: {}
 
 	// The controller wrote every per-gateway object with the chart's rights.
 	obj := "liqo-relay-" + glueGateway
-	eventually(t, "the gateway's objects", func() string {
+	k8stest.Eventually(t, "the gateway's objects", func() string {
 		var missing []string
 		for _, kind := range []string{"rolebinding/" + obj, "service/" + obj, "networkpolicy/" + obj + "-metrics", "secret/relay-key", "relays.relay.liqo-relay.io/" + glueLocal} {
 			if out, err := c.KubectlErr("-n", glueTenant, "get", kind); err != nil {
@@ -239,21 +238,4 @@ func grep(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// eventually retries check until it returns "" or a minute passes; the
-// minute is a deadline for a busy machine, not a timing assertion.
-func eventually(t *testing.T, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		msg := check()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s", what, msg)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }

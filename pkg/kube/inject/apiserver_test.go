@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,23 +59,6 @@ func (w *webhookRun) stop() {
 		w.cancel()
 		<-w.done
 		w.cancel = nil
-	}
-}
-
-// eventually retries check until it returns "" or a minute passes; the
-// minute is a deadline for a busy machine, not a timing assertion.
-func eventually(t *testing.T, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		msg := check()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s", what, msg)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -234,7 +216,7 @@ spec: {}
 	}
 
 	// The controller made the gateway's objects.
-	eventually(t, "the relay Service", func() string {
+	k8stest.Eventually(t, "the relay Service", func() string {
 		svc, err := cs.CoreV1().Services(testNS).Get(ctx, "liqo-relay-"+testGateway, metav1.GetOptions{})
 		if err != nil {
 			return err.Error()
@@ -258,7 +240,7 @@ spec: {}
 	}
 	// ... and once it is back, the controller reports it.
 	w = startWebhook(t, c.Kubeconfig, listen, certDir, sidecar)
-	eventually(t, "relay_inject_missing_sidecar", func() string {
+	k8stest.Eventually(t, "relay_inject_missing_sidecar", func() string {
 		resp, err := http.Get(w.metrics)
 		if err != nil {
 			return err.Error()
@@ -271,7 +253,7 @@ spec: {}
 		}
 		return ""
 	})
-	eventually(t, "the RelaySidecarMissing event", func() string {
+	k8stest.Eventually(t, "the RelaySidecarMissing event", func() string {
 		out, _ := c.KubectlErr("-n", testNS, "get", "events.events.k8s.io", "-o", "jsonpath={range .items[*]}{.reason}/{.regarding.name} {end}")
 		if !strings.Contains(out, "RelaySidecarMissing/gw-4") {
 			return "events: " + out

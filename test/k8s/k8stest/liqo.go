@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -60,4 +61,23 @@ kind: ConfigMap
 metadata: {name: liqo-clusterid-configmap, namespace: liqo, labels: {app.kubernetes.io/name: clusterid-configmap}}
 data: {CLUSTER_ID: `+id+`}
 `, "apply", "-f", "-")
+}
+
+// Eventually retries check until it returns "" or a minute passes, then
+// fails t with check's last message. The minute is a deadline for a busy
+// machine, not a timing assertion: API servers and controllers converge
+// asynchronously.
+func Eventually(t testing.TB, what string, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		msg := check()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s", what, msg)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
