@@ -98,13 +98,16 @@ generate:
 	$(GO) run $(CONTROLLER_GEN) object paths=./api/... crd:allowDangerousTypes=true output:crd:artifacts:config=manifests/crds
 
 # manifests writes what manifests/ generates (build/manifestgen): the chart's
-# copy of the CRDs (manifests/crds stays the one source), the kustomize
+# copies of the CRDs and of the RBAC rules (manifests/crds and
+# manifests/rbac stay the one source; the chart's templates read the rules
+# from files/rbac), the kustomize
 # bases manifests/kustomize/{consumer,provider} from the chart (helm
 # template), and the Liqo gateway templates with the relay in
 # manifests/liqo-template from Liqo's examples (test/fixtures/liqo-v1.2.0).
 # The tests of manifests/ fail when the committed files differ.
 manifests: k8s-tools
 	rm -f manifests/chart/liqo-relay/crds/*.yaml && cp manifests/crds/*.yaml manifests/chart/liqo-relay/crds/
+	rm -f manifests/chart/liqo-relay/files/rbac/*.yaml && cp manifests/rbac/*.yaml manifests/chart/liqo-relay/files/rbac/
 	$(GO) run ./build/cmd/manifests -helm "$$(test/k8s/cluster.sh bin)/helm"
 
 # k8s-tools builds the real kube-apiserver, etcd, kubectl and helm that the

@@ -65,7 +65,8 @@ func TestChartAppliesToAPIServer(t *testing.T) {
 		crds, rest := splitCRDs(v.render(t, h))
 		c.KubectlIn(t, crds, "apply", "--server-side", "--force-conflicts", "-f", "-")
 		c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-		for _, ns := range []string{v.name, "liqo-tenant-consumer-1"} {
+		// liqo: the webhook reads Liqo's clusterid ConfigMap there (a Role).
+		for _, ns := range []string{v.name, "liqo-tenant-consumer-1", "liqo"} {
 			if out, err := c.KubectlErr("create", "namespace", ns); err != nil && !strings.Contains(out, "AlreadyExists") {
 				t.Fatalf("namespace %s: %v\n%s", ns, err, out)
 			}
@@ -91,7 +92,6 @@ func TestChartAppliesToAPIServer(t *testing.T) {
 	// The Liqo templates, with Liqo's CRDs.
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(fixtureDir, "..", "crds"))
 	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-	c.Kubectl(t, "create", "namespace", "liqo")
 	for _, lt := range manifestgen.LiqoTemplates {
 		f := filepath.Join("liqo-template", lt.Out)
 		c.Kubectl(t, "apply", "--server-side", "--dry-run=server", "-f", f)

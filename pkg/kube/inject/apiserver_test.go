@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,23 +62,6 @@ func (w *webhookRun) stop() {
 	}
 }
 
-// eventually retries check until it returns "" or a minute passes; the
-// minute is a deadline for a busy machine, not a timing assertion.
-func eventually(t *testing.T, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		msg := check()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s", what, msg)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // tokenless blanks the random name of the API server's token volume.
 func tokenless(c corev1.Container) corev1.Container {
 	c = *c.DeepCopy()
@@ -111,16 +93,8 @@ func TestWebhookWithRealAPIServer(t *testing.T) {
 	// Liqo's side: its namespace with the cluster-ID ConfigMap (the
 	// sidecar file below does not set localClusterID), the tenant
 	// namespace, the gateway's ServiceAccount and GatewayServer.
+	c.InstallLiqoClusterID(t, testLocal)
 	c.KubectlIn(t, `
-apiVersion: v1
-kind: Namespace
-metadata: {name: liqo}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: liqo-clusterid-configmap, namespace: liqo, labels: {app.kubernetes.io/name: clusterid-configmap}}
-data: {CLUSTER_ID: `+testLocal+`}
----
 apiVersion: v1
 kind: Namespace
 metadata: {name: `+testNS+`}
@@ -242,7 +216,7 @@ spec: {}
 	}
 
 	// The controller made the gateway's objects.
-	eventually(t, "the relay Service", func() string {
+	k8stest.Eventually(t, "the relay Service", func() string {
 		svc, err := cs.CoreV1().Services(testNS).Get(ctx, "liqo-relay-"+testGateway, metav1.GetOptions{})
 		if err != nil {
 			return err.Error()
@@ -266,7 +240,7 @@ spec: {}
 	}
 	// ... and once it is back, the controller reports it.
 	w = startWebhook(t, c.Kubeconfig, listen, certDir, sidecar)
-	eventually(t, "relay_inject_missing_sidecar", func() string {
+	k8stest.Eventually(t, "relay_inject_missing_sidecar", func() string {
 		resp, err := http.Get(w.metrics)
 		if err != nil {
 			return err.Error()
@@ -279,7 +253,7 @@ spec: {}
 		}
 		return ""
 	})
-	eventually(t, "the RelaySidecarMissing event", func() string {
+	k8stest.Eventually(t, "the RelaySidecarMissing event", func() string {
 		out, _ := c.KubectlErr("-n", testNS, "get", "events.events.k8s.io", "-o", "jsonpath={range .items[*]}{.reason}/{.regarding.name} {end}")
 		if !strings.Contains(out, "RelaySidecarMissing/gw-4") {
 			return "events: " + out

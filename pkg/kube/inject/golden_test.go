@@ -19,7 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
+
+	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -52,31 +53,8 @@ func testSidecar(t *testing.T) *Sidecar {
 // with one replica), as Liqo's controller would create it.
 func liqoGatewayPod(t testing.TB) *corev1.Pod {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "test", "fixtures", "liqo-v1.2.0", "examples", "wireguard-server-default.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := strings.NewReplacer("{{ .Name }}", testGateway, "{{ .Namespace }}", testNS, "{{ .ClusterID }}", testGateway,
-		"{{ .GatewayUID }}", "5b0c8c3e-0d4f-4a55-9a55-6f0c8d6b1a01", "{{ .Spec.MTU }}", "1340",
-		"{{ .Spec.Endpoint.Port }}", "51840", "<VERSION>", "v1.2.0")
-	var tmpl struct {
-		Spec struct {
-			Template struct {
-				Spec struct {
-					Deployment struct {
-						Spec struct {
-							Template corev1.PodTemplateSpec `json:"template"`
-						} `json:"spec"`
-					} `json:"deployment"`
-				} `json:"spec"`
-			} `json:"template"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal([]byte(r.Replace(string(raw))), &tmpl); err != nil {
-		t.Fatal(err)
-	}
-	pt := tmpl.Spec.Template.Spec.Deployment.Spec.Template
-	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: pt.ObjectMeta, Spec: pt.Spec}
+	pod := k8stest.LiqoGatewayPod(t, testGateway, testNS)
+	pod.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 	pod.Name = ""
 	pod.GenerateName = "gw-" + testGateway + "-6d9f7c9b8-"
 	pod.Labels[GatewayNameLabel] = testGateway

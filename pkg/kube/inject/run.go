@@ -32,6 +32,10 @@ import (
 // restored within a minute, rarely enough to cost nothing.
 const certCheckEvery = time.Minute
 
+// WebhookPath is the URL path the webhook serves AdmissionReviews on: the
+// MutatingWebhookConfiguration's clientConfig.service.path.
+const WebhookPath = "/mutate"
+
 // Options are relay inject's flags (docs/inject.md).
 type Options struct {
 	Listen, MetricsListen, HealthListen string
@@ -141,7 +145,7 @@ func Run(ctx context.Context, o Options) error {
 	ready := func() bool { return synced.Load() && certs.Ready() }
 
 	mux := http.NewServeMux()
-	mux.Handle("/mutate", h)
+	mux.Handle(WebhookPath, h)
 	webhook := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
 		ErrorLog:  slog.NewLogLogger(log.Handler(), slog.LevelWarn)}

@@ -153,7 +153,8 @@ func Root() string { return repoRoot() }
 // so that a process runs with the rights RBAC gives sa, not as admin.
 func (c *Cluster) ServiceAccountKubeconfig(t testing.TB, ns, sa string) string {
 	t.Helper()
-	if out, err := c.KubectlErr("-n", ns, "create", "serviceaccount", sa); err != nil && !strings.Contains(out, "AlreadyExists") {
+	// kubectl create says "already exists" (not the reason AlreadyExists).
+	if out, err := c.KubectlErr("-n", ns, "create", "serviceaccount", sa); err != nil && !strings.Contains(out, "already exists") {
 		t.Fatalf("creating ServiceAccount %s/%s: %v\n%s", ns, sa, err, out)
 	}
 	token := strings.TrimSpace(c.Kubectl(t, "-n", ns, "create", "token", sa, "--duration=1h"))

@@ -65,3 +65,42 @@ readinessProbe:
   httpGet: {path: /readyz, port: health}
   {{- toYaml .ready | nindent 2 }}
 {{- end -}}
+
+{{/* The sidecar file of relay inject (docs/inject.md, "The sidecar file"):
+.Values.sidecar with image defaulting to the chart's image, and
+networkPolicy.enabled / metricsFrom defaulting to the chart's networkPolicy
+values, so the gateway pods' policy follows the same switch as the chart's
+own pods. */}}
+{{- define "liqo-relay.sidecarFile" -}}
+{{- $s := deepCopy .Values.sidecar -}}
+{{- if not $s.image }}{{ $_ := set $s "image" (include "liqo-relay.image" .) }}{{ end -}}
+{{- $np := deepCopy (default dict $s.networkPolicy) -}}
+{{- if not (hasKey $np "enabled") }}{{ $_ := set $np "enabled" .Values.networkPolicy.enabled }}{{ end -}}
+{{- if not (hasKey $np "metricsFrom") }}{{ $_ := set $np "metricsFrom" .Values.networkPolicy.metricsFrom }}{{ end -}}
+{{- $_ := set $s "networkPolicy" $np -}}
+{{- toYaml $s -}}
+{{- end -}}
+
+{{/* The rules of the object of kind .kind in the chart file .file (a copy
+of manifests/rbac, the one source of the components' RBAC), with the
+resourceNames of the resources named in .names replaced:
+(dict "ctx" . "file" "files/rbac/x.yaml" "kind" "Role" "names" (dict "secrets" "k")). */}}
+{{- define "liqo-relay.rbacRules" -}}
+{{- $rules := list -}}
+{{- $names := default dict .names -}}
+{{- $kind := .kind -}}
+{{- range splitList "\n---\n" (.ctx.Files.Get .file) -}}
+{{- $o := fromYaml . -}}
+{{- if eq (toString $o.kind) $kind -}}
+{{- range $o.rules -}}
+{{- $r := deepCopy . -}}
+{{- if hasKey $r "resourceNames" -}}
+{{- range $r.resources }}{{ if hasKey $names . }}{{ $_ := set $r "resourceNames" (list (get $names .)) }}{{ end }}{{ end -}}
+{{- end -}}
+{{- $rules = append $rules $r -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not $rules }}{{ fail (printf "%s has no %s with rules" .file .kind) }}{{ end -}}
+{{- toYaml $rules -}}
+{{- end -}}

@@ -1,0 +1,241 @@
+package manifests
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/liqo-relay/relay/pkg/kube/inject"
+	"github.com/liqo-relay/relay/test/k8s/k8stest"
+)
+
+const (
+	glueLocal   = "provider-a"
+	glueGateway = "consumer-1"
+	glueTenant  = "liqo-tenant-consumer-1"
+)
+
+// liqoGatewayPod is a gateway pod as Liqo's Deployment makes it from its
+// v1.2.0 server template, with the labels Liqo's controllers add.
+func liqoGatewayPod(t *testing.T) *corev1.Pod {
+	t.Helper()
+	pod := k8stest.LiqoGatewayPod(t, glueGateway, glueTenant)
+	pod.Name, pod.Namespace = "gw-1", glueTenant
+	pod.Labels[inject.GatewayNameLabel] = glueGateway
+	pod.Labels[inject.ActiveLabel] = "true"
+	return pod
+}
+
+// TestChartWebhookWithRealAPIServer installs the chart's provider side
+// (CRDs, RBAC, the webhook's objects) on a real kube-apiserver and runs
+// relay inject in-process with the chart Deployment's arguments, parsed
+// by the command's flag set, under the chart's ServiceAccount (a token
+// for it: only the chart's RBAC applies) and with the chart's sidecar
+// file. The only changes are what a process outside a cluster needs:
+// local listen addresses, a kubeconfig, a certificate directory, and the
+// webhook configuration's clientConfig as a URL (no Service network here).
+// A gateway pod from Liqo's server template then gets the sidecar, and the
+// controller writes the gateway's objects: every right it uses is the
+// chart's.
+func TestChartWebhookWithRealAPIServer(t *testing.T) {
+	h := helm(t)
+	// Liqo's gateway container is privileged.
+	c := k8stest.Start(t, "chartinject", "", "K8S_APISERVER_ARGS=--allow-privileged=true")
+	v := variant{name: "provider", sets: []string{"components.operator.enabled=false", "providerGrant.consumers[0].clusterID=" + glueGateway}}
+	crds, rest := splitCRDs(v.render(t, h))
+	c.KubectlIn(t, crds, "apply", "--server-side", "-f", "-")
+	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(fixtureDir, "..", "crds", "networking.liqo.io_gatewayservers.yaml"))
+	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+	// Liqo's side: its namespace with the cluster-ID ConfigMap (the chart's
+	// sidecar has no localClusterID), the tenant namespace, the gateway's
+	// ServiceAccount and GatewayServer.
+	c.InstallLiqoClusterID(t, glueLocal)
+	c.KubectlIn(t, `
+apiVersion: v1
+kind: Namespace
+metadata: {name: `+glueTenant+`}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: provider}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: `+glueGateway+`, namespace: `+glueTenant+`}
+---
+apiVersion: networking.liqo.io/v1beta1
+kind: GatewayServer
+metadata: {name: `+glueGateway+`, namespace: `+glueTenant+`}
+spec: {}
+`, "apply", "-f", "-")
+	c.KubectlIn(t, rest, "apply", "--server-side", "-f", "-")
+
+	objs := decodeAll(t, v.name, v.render(t, h))
+	name := "provider-liqo-relay-inject"
+	args := deploymentArgs(t, objs, name)
+	if args[0] != "inject" {
+		t.Fatalf("args %v", args)
+	}
+	dir := t.TempDir()
+	sidecar := filepath.Join(dir, "sidecar.yaml")
+	if err := os.WriteFile(sidecar, []byte(sidecarFile(objs)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := ln.Addr().String()
+	ln.Close()
+
+	ctx := context.Background()
+	admin := kubernetes.NewForConfigOrDie(c.Config(t))
+	patch, _ := json.Marshal([]map[string]any{{"op": "replace", "path": "/webhooks/0/clientConfig", "value": map[string]any{"url": "https://" + listen + inject.WebhookPath}}})
+	if _, err := admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The chart's arguments, then the local overrides (the last wins).
+	fs, cl := inject.NewFlagSet(func(string) string { return "" })
+	fs.SetOutput(io.Discard)
+	local := []string{"--listen=" + listen, "--metrics-listen=127.0.0.1:0", "--health-listen=127.0.0.1:0",
+		"--cert-dir=" + filepath.Join(dir, "certs"), "--sidecar=" + sidecar, "--extra-hosts=127.0.0.1",
+		"--kubeconfig=" + c.ServiceAccountKubeconfig(t, "provider", name)}
+	if err := fs.Parse(append(args[1:], local...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Check(fs); err != nil {
+		t.Fatal(err)
+	}
+	o := cl.Options
+	metrics := make(chan string, 1)
+	o.Ready = func(_, m, _ net.Addr) { metrics <- "http://" + m.String() + "/metrics" }
+	o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- inject.Run(rctx, o) }()
+	t.Cleanup(func() { cancel(); <-done })
+	var metricsURL string
+	select {
+	case metricsURL = <-metrics:
+	case err := <-done:
+		t.Fatalf("relay inject under the chart's ServiceAccount: %v", err)
+	}
+
+	// The caBundle was written under the chart's RBAC.
+	mwc, err := admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(mwc.Webhooks[0].ClientConfig.CABundle) {
+		t.Fatal("no caBundle written")
+	}
+
+	// A gateway pod from Liqo's template gets the chart's sidecar.
+	got, err := admin.CoreV1().Pods(glueTenant).Create(ctx, liqoGatewayPod(t), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ct := range got.Spec.Containers {
+		names = append(names, ct.Name)
+	}
+	if strings.Join(names, ",") != "gateway,wireguard,geneve,relay" {
+		t.Fatalf("gateway pod containers %v, want Liqo's three and relay", names)
+	}
+	if got.Annotations[inject.InjectedAnnotation] != glueLocal || got.Spec.Containers[3].Image != "ghcr.io/liqo-relay/relay:0.1.0" {
+		t.Errorf("relay %q, image %q", got.Annotations[inject.InjectedAnnotation], got.Spec.Containers[3].Image)
+	}
+
+	// The controller wrote every per-gateway object with the chart's rights.
+	obj := "liqo-relay-" + glueGateway
+	k8stest.Eventually(t, "the gateway's objects", func() string {
+		var missing []string
+		for _, kind := range []string{"rolebinding/" + obj, "service/" + obj, "networkpolicy/" + obj + "-metrics", "secret/relay-key", "relays.relay.liqo-relay.io/" + glueLocal} {
+			if out, err := c.KubectlErr("-n", glueTenant, "get", kind); err != nil {
+				missing = append(missing, kind+": "+strings.TrimSpace(out))
+			}
+		}
+		return strings.Join(missing, "; ")
+	})
+	// The RoleBinding gives the gateway's ServiceAccount the relay's rights.
+	sa := "system:serviceaccount:" + glueTenant + ":" + glueGateway
+	for _, q := range [][]string{{"list", "relaypeers.relay.liqo-relay.io"}, {"patch", "relays.relay.liqo-relay.io/status"}, {"get", "secrets/relay-key"}} {
+		if out, err := c.KubectlErr("auth", "can-i", "--as", sa, "-n", glueTenant, q[0], q[1]); err != nil || strings.TrimSpace(out) != "yes" {
+			t.Errorf("the relay cannot %s %s: %s", q[0], q[1], out)
+		}
+	}
+	// The columns manifests/README.md tells users to check.
+	c.KubectlIn(t, `
+apiVersion: relay.liqo-relay.io/v1alpha1
+kind: RelayPeer
+metadata: {name: consumer-1-provider-b, namespace: `+glueTenant+`}
+spec: {publicKey: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=}
+---
+apiVersion: relay.liqo-relay.io/v1alpha1
+kind: ForeignClusterConnection
+metadata: {name: a-b}
+spec: {clusterA: provider-a, clusterB: provider-b}
+`, "apply", "-f", "-")
+	for _, q := range []struct {
+		args    []string
+		columns []string
+	}{
+		{[]string{"-n", glueTenant, "get", "relays,relaypeers"}, []string{"PUBLICKEY", "ENDPOINTS", "READY", "ACTIVE", "REACHABLE", "RTT"}},
+		{[]string{"get", "fcc"}, []string{"A", "B", "PHASE", "A->B", "B->A"}},
+	} {
+		out := c.Kubectl(t, q.args...)
+		var headers []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "NAME ") {
+				headers = append(headers, strings.Fields(l)...)
+			}
+		}
+		for _, col := range q.columns {
+			if !slices.Contains(headers, col) {
+				t.Errorf("kubectl %s: no column %s:\n%s", strings.Join(q.args, " "), col, out)
+			}
+		}
+	}
+
+	// No sync failed for want of a right.
+	body := scrape(t, metricsURL)
+	if strings.Contains(body, `relay_inject_syncs_total{result="error"}`) || !strings.Contains(body, `relay_inject_syncs_total{result="ok"}`) {
+		t.Errorf("controller syncs:\n%s", grep(body, "relay_inject_syncs_total"))
+	}
+}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
