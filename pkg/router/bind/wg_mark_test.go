@@ -1,27 +1,9 @@
 package bind
 
 import (
-	"encoding/binary"
 	"testing"
 	"time"
 )
-
-// ipv4 is an IPv4 packet of n bytes (n >= 20) from src to dst, UDP, with
-// a payload numbering it.
-func ipv4(n int, src, dst *node) []byte {
-	p := make([]byte, n)
-	p[0] = 0x45
-	binary.BigEndian.PutUint16(p[2:], uint16(n))
-	p[8] = 64
-	p[9] = 17
-	s, d := src.ip.As4(), dst.ip.As4()
-	copy(p[12:16], s[:])
-	copy(p[16:20], d[:])
-	for i := 20; i < n; i++ {
-		p[i] = byte(n)
-	}
-	return p
-}
 
 // send passes pkt to a's TUN and waits for it out of b's.
 func send(t *testing.T, a, b *node, pkt []byte) {
@@ -60,12 +42,12 @@ func TestDevicesCreditEveryPacketSize(t *testing.T) {
 	}
 	var packets, bytes uint64
 	for n := 20; n <= 20+130; n++ {
-		send(t, a, b, ipv4(n, a, b))
+		send(t, a, b, ipv4Packet(a.ip, b.ip, n))
 		packets++
 		bytes += uint64(32 + (n+15)&^15) // header, padded plaintext, tag
 	}
 	for _, n := range []int{1000, 1391, 1400, 1419, 1420} {
-		send(t, a, b, ipv4(n, a, b))
+		send(t, a, b, ipv4Packet(a.ip, b.ip, n))
 		packets++
 		bytes += uint64(32 + min((n+15)&^15, 1420)) // padding stops at the MTU
 	}
