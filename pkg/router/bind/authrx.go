@@ -42,9 +42,10 @@ import (
 // send (wireguard-go's calculatePaddingSize, the kernel's
 // calculate_skb_padding), so the message ends in the same 16-byte unit as
 // 32 + the packet's length rounded up to 16, and its 64-byte boundary is
-// the one the wrapper computes. A sender that pads further gets its mark
-// elsewhere; the wrapper then finds none and does not credit the packet
-// (probes still prove the path). What the wrapper reads at the boundary is
+// the one the wrapper computes. A sender that pads further can end its
+// message past that boundary, and gets its mark on a later one; the
+// wrapper then finds none and does not credit the packet (probes still
+// prove the path). What the wrapper reads at the boundary is
 // trusted only if it starts with the bind's secret (random per Bind, never
 // sent: receive buffers are overwritten before any byte of them goes on the
 // wire), names the message's receiver index and counter, and records a
