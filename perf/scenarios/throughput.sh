@@ -41,16 +41,38 @@ OUT=$(mktemp -d)
 mkdir -p "$OUT/runs"
 trap 'rc=$?; trap - EXIT INT TERM; perf_down; rm -rf "$OUT"; exit $rc' EXIT INT TERM
 
+# tunnel_cpu NAME...: CPU time (user + system, clock ticks) used so far by
+# the processes start()ed as NAME... (the tunnel: relays or wireguard-go).
+tunnel_cpu() {
+	local n p t=0
+	for n in "$@"; do
+		for p in $(pgrep -P "$(cat "$PERF_STATE/$n.pid")"); do
+			t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+		done
+	done
+	echo "$t"
+}
+TICK=$(getconf CLK_TCK)
+
 # iperf NAME [FROM]: one run pod-a -> pod-b (or from namespace FROM, bound
-# to $POD_A_GW), Mbit/s received appended to $OUT/NAME.
+# to $POD_A_GW), Mbit/s received appended to $OUT/NAME. With TUNNEL set to
+# the start() names of the tunnel's two processes, their CPU time per GB
+# received is appended to $OUT/cpu/NAME: on a busy machine it moves less
+# than goodput, which depends on how much CPU the neighbours leave.
 iperf() {
-	local j
+	local j c0=0 c1
+	[ -z "${TUNNEL:-}" ] || c0=$(tunnel_cpu $TUNNEL)
 	if [ -n "${2:-}" ]; then
 		j=$(nsx "$2" iperf3 -J -B "$POD_A_GW" -c "$POD_B" -t "$SECS" -O 1)
 	else
 		j=$(nsx pod-a iperf3 -J -c "$POD_B" -t "$SECS" -O 1)
 	fi || { log "iperf3 $1 failed"; echo 0 >>"$OUT/runs/$1"; return 0; }
 	echo "$j" | jq '.end.sum_received.bits_per_second/1e6' >>"$OUT/runs/$1"
+	if [ -n "${TUNNEL:-}" ]; then
+		c1=$(tunnel_cpu $TUNNEL)
+		mkdir -p "$OUT/cpu"
+		echo "$j" | jq --argjson c $((c1 - c0)) --argjson t "$TICK" 'if .end.sum_received.bytes > 0 then $c / $t * 1000 / (.end.sum_received.bytes / 1e9) | round else empty end' >>"$OUT/cpu/$1"
+	fi
 	log "$1: $(tail -1 "$OUT/runs/$1") Mbit/s"
 }
 
@@ -98,7 +120,7 @@ if [[ " $PARTS " == *" unlimited "* ]]; then
 		relays_start
 		local before
 		before=$(switches)
-		iperf "$1" "${4:-}"
+		TUNNEL="relay-a relay-b" iperf "$1" "${4:-}"
 		echo $(($(switches) - before)) >>"$OUT/switches-$1"
 		[ "$(tail -1 "$OUT/switches-$1")" = 0 ] || log "$1: relay path switches during the run: $(tail -1 "$OUT/switches-$1")"
 	}
@@ -111,8 +133,8 @@ if [[ " $PARTS " == *" unlimited "* ]]; then
 		fi
 		if want wireguard-go || want wireguard-go-offload; then
 			wg_up
-			! want wireguard-go || iperf wireguard-go
-			! want wireguard-go-offload || iperf wireguard-go-offload provider-a
+			! want wireguard-go || TUNNEL="wg-a wg-b" iperf wireguard-go
+			! want wireguard-go-offload || TUNNEL="wg-a wg-b" iperf wireguard-go-offload provider-a
 			wg_down
 		fi
 		relay_variant relay-tun tun 0
@@ -143,18 +165,23 @@ paired() {
 		echo '[]'
 	fi
 }
+for f in "$OUT"/cpu/*; do
+	[ -f "$f" ] || continue
+	jq -n --arg k "$(basename "$f")" --argjson v "$(stats_json "$f")" '{($k): $v}'
+done | jq -s 'add // {}' >"$OUT/cpu.json"
 paired wireguard-go relay-tun >"$OUT/paired.json"
 paired wireguard-go-offload relay-tun-offload >"$OUT/paired-offload.json"
 jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date -u +%FT%TZ)" \
 	--arg cmd "${PERF_COMMAND:-perf/scenarios/throughput.sh}" --argjson runs "$RUNS" --argjson secs "$SECS" \
 	--arg rab "$RATE_AB" --arg rac "$RATE_AC" --arg rcb "$RATE_CB" --arg mtu "${TP_MTU:-1420}" \
 	--slurpfile all "$OUT/all.json" --slurpfile sw "$OUT/switches.json" \
-	--slurpfile pr "$OUT/paired.json" --slurpfile pro "$OUT/paired-offload.json" \
+	--slurpfile pr "$OUT/paired.json" --slurpfile pro "$OUT/paired-offload.json" --slurpfile cpu "$OUT/cpu.json" \
 	'{scenario:"throughput", name:$name, when:$when, command:$cmd, machine:$machine,
 	  settings:{runs:$runs, secondsPerRun:$secs, limited:{ab:$rab, ac:$rac, cb:$rcb, wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}},
 	            unlimitedMtu:($mtu|tonumber)},
 	  mbps:$all[0],
 	  relayPathSwitchesPerRun:$sw[0],
+	  tunnelCpuMsPerGB:$cpu[0],
 	  relayTunVsWireguardGoPerRound:$pr[0], relayTunVsWireguardGoOffloadPerRound:$pro[0],
 	  relayTunVsWireguardGoPairedP50:($pr[0] | if length > 0 then sort | (if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end) * 1000 | round / 1000 else null end),
 	  relayTunVsWireguardGoOffloadPairedP50:($pro[0] | if length > 0 then sort | (if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end) * 1000 | round / 1000 else null end),
@@ -162,7 +189,7 @@ jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date 
 	  relayTunVsWireguardGoOffloadP50:(if $all[0]["relay-tun-offload"] and $all[0]["wireguard-go-offload"] then (($all[0]["relay-tun-offload"].p50 / $all[0]["wireguard-go-offload"].p50)*1000|round/1000) else null end)}' \
 	>"$PERF_RESULTS/$NAME.json"
 log "wrote $PERF_RESULTS/$NAME.json"
-jq -c '(.mbps|map_values(.p50)) + {tunVsWg:.relayTunVsWireguardGoP50, tunVsWgOffload:.relayTunVsWireguardGoOffloadP50, tunVsWgPaired:.relayTunVsWireguardGoPairedP50, tunVsWgOffloadPaired:.relayTunVsWireguardGoOffloadPairedP50}' "$PERF_RESULTS/$NAME.json"
+jq -c '(.mbps|map_values(.p50)) + {tunVsWg:.relayTunVsWireguardGoP50, tunVsWgOffload:.relayTunVsWireguardGoOffloadP50, tunVsWgPaired:.relayTunVsWireguardGoPairedP50, tunVsWgOffloadPaired:.relayTunVsWireguardGoOffloadPairedP50, cpuMsPerGB:(.tunnelCpuMsPerGB|map_values(.p50))}' "$PERF_RESULTS/$NAME.json"
 
 if have_gnuplot; then
 	jq -r '.mbps | to_entries[] | "\(.key) \(.value.p50) \(.value.min) \(.value.max)"' "$PERF_RESULTS/$NAME.json" >"$OUT/bars.dat"
