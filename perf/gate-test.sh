@@ -9,23 +9,24 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# results FAILOVER_P50 TUN WG OURS NAIVE [LOST DIP HUBCPU FBDIP FBRETR FBBASE]:
+# results FAILOVER_P50 TUN WG OURS NAIVE [LOST DIP HUBCPU FBDIP FBRETR FBBASE TUNOFF WGOFF]:
 # synthetic quick results in $T (then: redundant failover's lost packets,
 # its TCP dip in ms, the hub's CPU % per 1000 paths, the p95 TCP dip and
-# retransmits after a restore and the one-path baseline; good figures by
-# default).
+# retransmits after a restore and the one-path baseline, the offloads-on
+# relay TUN and wireguard-go goodputs; good figures by default).
 results() {
 	rm -f "$T"/*.json
 	echo "{\"summary\":{\"interruptionMs\":{\"p50\":$1,\"p95\":400}}}" >"$T/failover-quick.json"
-	echo "{\"mbps\":{\"relay-tun\":{\"p50\":$2},\"wireguard-go\":{\"p50\":$3}}}" >"$T/throughput-quick.json"
+	echo "{\"mbps\":{\"relay-tun\":{\"p50\":$2},\"wireguard-go\":{\"p50\":$3},\"relay-tun-offload\":{\"p50\":${12:-700}},\"wireguard-go-offload\":{\"p50\":${13:-690}}}}" >"$T/throughput-quick.json"
 	echo "{\"lowestCost\":{\"switches\":$4},\"naive\":{\"switches\":$5}}" >"$T/flapping-quick.json"
 	echo "{\"summary\":{\"lostPackets\":${6:-0},\"interruptionMs\":{\"p50\":12}}}" >"$T/failover-redundant-quick.json"
 	echo "{\"dip\":{\"durationMs\":${7:-0}}}" >"$T/failover-tcp-redundant-quick.json"
 	echo "{\"summary\":{\"hubPaths\":100,\"hubCpuPercentPer1000Paths\":${8:-4.2}}}" >"$T/scale-star-quick.json"
 	echo "{\"summary\":{\"dipMs\":{\"p95\":${9:-0}},\"retransmitsPerRestore\":{\"p95\":${10:-0}},\"baselineRetransmitsPerWindow\":${11:-0}}}" >"$T/failback-tcp-quick.json"
 }
-# expect pass|fail [ROW]: run the gate; on fail, ROW must be the one row
-# named as failing.
+# expect pass|fail [ROW [N]]: run the gate; on fail, ROW must be named as
+# failing, and be the only failing row (or one of N: rows that read the
+# same result file).
 expect() {
 	local out rc=0
 	out=$(PERF_RESULTS=$T "$P/gate.sh" quick) || rc=$?
@@ -33,16 +34,18 @@ expect() {
 	pass) [ $rc = 0 ] || fail "gate failed on good results ($CASE):"$'\n'"$out" ;;
 	fail)
 		[ $rc != 0 ] || fail "gate passed on a bad row ($CASE):"$'\n'"$out"
-		[ "$(grep -c 'gate: FAIL ' <<<"$out")" = 1 ] || fail "want exactly one failing row ($CASE):"$'\n'"$out"
+		[ "$(grep -c 'gate: FAIL ' <<<"$out")" = "${3:-1}" ] || fail "want exactly ${3:-1} failing row(s) ($CASE):"$'\n'"$out"
 		grep -q "gate: FAIL  $2" <<<"$out" || fail "the failing row is not named \"$2\" ($CASE):"$'\n'"$out" ;;
 	esac
 }
 FO="failover median interruption" TP="relay TUN / stock wireguard-go" FL="path switches on a flapping link"
 FD="TCP goodput dip after a restore" FR="retransmits after a restore"
-RL="redundant failover, packets lost" RD="redundant TCP goodput dip at a cut" HC="hub CPU per 1000 directed paths"
+TO="relay TUN / stock wireguard-go, offloads on" RL="redundant failover, packets lost" RD="redundant TCP goodput dip at a cut" HC="hub CPU per 1000 directed paths"
 
 CASE=good; results 291.7 575 568 13 423; expect pass
-CASE=boundaries; results 350 95 100 9 91 0 99 4.99; expect pass
+CASE=boundaries; results 350 95 100 9 91 0 99 4.99 0 0 0 95 100; expect pass
+CASE="offloads-on ratio 0.94"; results 291.7 575 568 13 423 0 0 4.2 0 0 0 94 100; expect fail "$TO"
+CASE="no offloads-on figures"; results 291.7 575 568 13 423 0 0 4.2 0 0 0 null null; expect fail "$TO"
 CASE="redundant lost 1"; results 291.7 575 568 13 423 1; expect fail "$RL"
 CASE="redundant lost null"; results 291.7 575 568 13 423 null; expect fail "$RL"
 CASE="redundant dip 100 ms"; results 291.7 575 568 13 423 0 100; expect fail "$RD"
@@ -63,7 +66,7 @@ CASE="flapping ours = naive/10"; results 291.7 575 568 10 100; expect fail "$FL"
 CASE="flapping ours > naive"; results 291.7 575 568 50 40; expect fail "$FL"
 CASE="flapping no naive"; results 291.7 575 568 13 null; expect fail "$FL"
 CASE="failover result missing"; results 291.7 575 568 13 423; rm "$T/failover-quick.json"; expect fail "$FO"
-CASE="throughput result missing"; results 291.7 575 568 13 423; rm "$T/throughput-quick.json"; expect fail "$TP"
+CASE="throughput result missing"; results 291.7 575 568 13 423; rm "$T/throughput-quick.json"; expect fail "$TP" 2; expect fail "$TO" 2
 CASE="flapping result missing"; results 291.7 575 568 13 423; rm "$T/flapping-quick.json"; expect fail "$FL"
 CASE="not JSON"; results 291.7 575 568 13 423; echo '{' >"$T/failover-quick.json"; expect fail "$FO"
 echo "perf/gate.sh: all checks passed"

@@ -10,16 +10,27 @@
 #             plain routing over the veth (the machine's ceiling), stock
 #             wireguard-go at go.mod's version, liqo-relay TUN-TUN,
 #             TUN-TUN with translation, TUN-netstack (B's netstack relay
-#             forwarding to pod-b's iperf3), medians compared.
+#             forwarding to pod-b's iperf3), medians compared. These
+#             senders are in pod-a, so packets reach A's tunnel already
+#             cut to the MTU (offloads are off on every veth).
+#             Offloads on: stock wireguard-go and liqo-relay TUN-TUN again,
+#             with the sender in A's own namespace (iperf3 bound to
+#             $POD_A_GW, inside A's exports): its TCP stack hands TSO/GSO
+#             super-packets to the tunnel's TUN device, which wireguard-go
+#             splits itself (the -offload variants).
 #
 # Env: TP_RUNS (5), TP_SECONDS per run (5), TP_PARTS ("limited unlimited"),
-# TP_MTU device MTU of both tunnels (1420, wireguard-go's default), RESULT.
+# TP_MTU device MTU of both tunnels (1420, wireguard-go's default),
+# TP_VARIANTS (every unlimited variant: "veth wireguard-go relay-tun
+# relay-tun-translated relay-netstack wireguard-go-offload
+# relay-tun-offload"), RESULT.
 source "$(dirname "$0")/../lib.sh"
 source "$PERF_ROOT/analyze/common.sh"
 
 RUNS=${TP_RUNS:-5}
 SECS=${TP_SECONDS:-5}
 PARTS=${TP_PARTS:-limited unlimited}
+VARIANTS=${TP_VARIANTS:-veth wireguard-go relay-tun relay-tun-translated relay-netstack wireguard-go-offload relay-tun-offload}
 RATE_AB=${TP_RATE_AB:-200mbit} RATE_AC=${TP_RATE_AC:-100mbit} RATE_CB=${TP_RATE_CB:-100mbit}
 NAME=throughput-${RESULT:-default}
 
@@ -30,11 +41,38 @@ OUT=$(mktemp -d)
 mkdir -p "$OUT/runs"
 trap 'rc=$?; trap - EXIT INT TERM; perf_down; rm -rf "$OUT"; exit $rc' EXIT INT TERM
 
-# iperf NAME: one run pod-a -> pod-b, Mbit/s received appended to $OUT/NAME.
+# tunnel_cpu NAME...: CPU time (user + system, clock ticks) used so far by
+# the processes start()ed as NAME... (the tunnel: relays or wireguard-go).
+tunnel_cpu() {
+	local n p t=0
+	for n in "$@"; do
+		for p in $(pgrep -P "$(cat "$PERF_STATE/$n.pid")"); do
+			t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+		done
+	done
+	echo "$t"
+}
+TICK=$(getconf CLK_TCK)
+
+# iperf NAME [FROM]: one run pod-a -> pod-b (or from namespace FROM, bound
+# to $POD_A_GW), Mbit/s received appended to $OUT/NAME. With TUNNEL set to
+# the start() names of the tunnel's two processes, their CPU time per GB
+# received is appended to $OUT/cpu/NAME: on a busy machine it moves less
+# than goodput, which depends on how much CPU the neighbours leave.
 iperf() {
-	local j
-	j=$(nsx pod-a iperf3 -J -c "$POD_B" -t "$SECS" -O 1) || { log "iperf3 $1 failed"; echo 0 >>"$OUT/runs/$1"; return 0; }
+	local j c0=0 c1
+	[ -z "${TUNNEL:-}" ] || c0=$(tunnel_cpu $TUNNEL)
+	if [ -n "${2:-}" ]; then
+		j=$(nsx "$2" iperf3 -J -B "$POD_A_GW" -c "$POD_B" -t "$SECS" -O 1)
+	else
+		j=$(nsx pod-a iperf3 -J -c "$POD_B" -t "$SECS" -O 1)
+	fi || { log "iperf3 $1 failed"; echo 0 >>"$OUT/runs/$1"; return 0; }
 	echo "$j" | jq '.end.sum_received.bits_per_second/1e6' >>"$OUT/runs/$1"
+	if [ -n "${TUNNEL:-}" ]; then
+		c1=$(tunnel_cpu $TUNNEL)
+		mkdir -p "$OUT/cpu"
+		echo "$j" | jq --argjson c $((c1 - c0)) --argjson t "$TICK" 'if .end.sum_received.bytes > 0 then $c / $t * 1000 / (.end.sum_received.bytes / 1e9) | round else empty end' >>"$OUT/cpu/$1"
+	fi
 	log "$1: $(tail -1 "$OUT/runs/$1") Mbit/s"
 }
 
@@ -62,22 +100,45 @@ if [[ " $PARTS " == *" unlimited "* ]]; then
 	export PERF_WAN_AB=veth PERF_MTU=${TP_MTU:-1420}
 	perf_up
 	start pod-b iperf-server iperf3 -s
-	# variant NAME MODE_B TRANSLATE: restart the relays that way and measure.
+	want() { [[ " $VARIANTS " == *" $1 "* ]]; }
+	# switches: path switches of both relays so far (a busy machine can
+	# starve the relays' probing and fail a healthy direct path over to the
+	# consumer path, 50 ms away, in the middle of a run).
+	switches() {
+		local n t=0
+		for n in provider-a provider-b; do
+			t=$((t + $({ relay_metrics "$n" || true; } | awk '/^relay_path_switches_total/ && !/reason="initial"/ {s += $NF} END {print s + 0}')))
+		done
+		echo "$t"
+	}
+	# variant NAME MODE_B TRANSLATE [FROM]: restart the relays that way and
+	# measure (from namespace FROM, see iperf).
 	relay_variant() {
+		want "$1" || return 0
 		relays_stop
 		PERF_MODE_B=$2 PERF_TRANSLATE=$3 relays_configure
 		relays_start
-		iperf "$1"
+		local before
+		before=$(switches)
+		TUNNEL="relay-a relay-b" iperf "$1" "${4:-}"
+		echo $(($(switches) - before)) >>"$OUT/switches-$1"
+		[ "$(tail -1 "$OUT/switches-$1")" = 0 ] || log "$1: relay path switches during the run: $(tail -1 "$OUT/switches-$1")"
 	}
 	for r in $(seq "$RUNS"); do
 		log "round $r/$RUNS"
 		relays_stop
-		pods_via_direct
-		iperf veth
-		wg_up
-		iperf wireguard-go
-		wg_down
+		if want veth; then
+			pods_via_direct
+			iperf veth
+		fi
+		if want wireguard-go || want wireguard-go-offload; then
+			wg_up
+			! want wireguard-go || TUNNEL="wg-a wg-b" iperf wireguard-go
+			! want wireguard-go-offload || TUNNEL="wg-a wg-b" iperf wireguard-go-offload provider-a
+			wg_down
+		fi
 		relay_variant relay-tun tun 0
+		relay_variant relay-tun-offload tun 0 provider-a
 		relay_variant relay-tun-translated tun 1
 		relay_variant relay-netstack netstack 0
 	done
@@ -89,18 +150,46 @@ for f in "$OUT"/runs/*; do
 	jq -n --arg k "$(basename "$f")" --argjson v "$(stats_json "$f")" '{($k): $v}'
 done | jq -s 'add // {}' >"$OUT/all.json.tmp"
 mv "$OUT/all.json.tmp" "$OUT/all.json"
+for f in "$OUT"/switches-*; do
+	[ -f "$f" ] || continue
+	jq -n --arg k "${f##*/switches-}" --argjson v "$(jq -s . "$f")" '{($k): $v}'
+done | jq -s 'add // {}' >"$OUT/switches.json"
+# paired A B: the per-round ratios B/A of two unlimited variants (each round
+# measures both, a minute apart at most), as a JSON array; [] if either is
+# missing. Their median is steadier than the ratio of medians on a busy
+# machine, where a round's neighbours slow both variants alike.
+paired() {
+	if [ -f "$OUT/runs/$1" ] && [ -f "$OUT/runs/$2" ]; then
+		paste "$OUT/runs/$1" "$OUT/runs/$2" | awk '$1 > 0 {printf "%.4f\n", $2 / $1}' | jq -s .
+	else
+		echo '[]'
+	fi
+}
+for f in "$OUT"/cpu/*; do
+	[ -f "$f" ] || continue
+	jq -n --arg k "$(basename "$f")" --argjson v "$(stats_json "$f")" '{($k): $v}'
+done | jq -s 'add // {}' >"$OUT/cpu.json"
+paired wireguard-go relay-tun >"$OUT/paired.json"
+paired wireguard-go-offload relay-tun-offload >"$OUT/paired-offload.json"
 jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date -u +%FT%TZ)" \
 	--arg cmd "${PERF_COMMAND:-perf/scenarios/throughput.sh}" --argjson runs "$RUNS" --argjson secs "$SECS" \
 	--arg rab "$RATE_AB" --arg rac "$RATE_AC" --arg rcb "$RATE_CB" --arg mtu "${TP_MTU:-1420}" \
-	--slurpfile all "$OUT/all.json" \
+	--slurpfile all "$OUT/all.json" --slurpfile sw "$OUT/switches.json" \
+	--slurpfile pr "$OUT/paired.json" --slurpfile pro "$OUT/paired-offload.json" --slurpfile cpu "$OUT/cpu.json" \
 	'{scenario:"throughput", name:$name, when:$when, command:$cmd, machine:$machine,
 	  settings:{runs:$runs, secondsPerRun:$secs, limited:{ab:$rab, ac:$rac, cb:$rcb, wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}},
 	            unlimitedMtu:($mtu|tonumber)},
 	  mbps:$all[0],
-	  relayTunVsWireguardGoP50:(if $all[0]["relay-tun"] and $all[0]["wireguard-go"] then (($all[0]["relay-tun"].p50 / $all[0]["wireguard-go"].p50)*1000|round/1000) else null end)}' \
+	  relayPathSwitchesPerRun:$sw[0],
+	  tunnelCpuMsPerGB:$cpu[0],
+	  relayTunVsWireguardGoPerRound:$pr[0], relayTunVsWireguardGoOffloadPerRound:$pro[0],
+	  relayTunVsWireguardGoPairedP50:($pr[0] | if length > 0 then sort | (if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end) * 1000 | round / 1000 else null end),
+	  relayTunVsWireguardGoOffloadPairedP50:($pro[0] | if length > 0 then sort | (if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end) * 1000 | round / 1000 else null end),
+	  relayTunVsWireguardGoP50:(if $all[0]["relay-tun"] and $all[0]["wireguard-go"] then (($all[0]["relay-tun"].p50 / $all[0]["wireguard-go"].p50)*1000|round/1000) else null end),
+	  relayTunVsWireguardGoOffloadP50:(if $all[0]["relay-tun-offload"] and $all[0]["wireguard-go-offload"] then (($all[0]["relay-tun-offload"].p50 / $all[0]["wireguard-go-offload"].p50)*1000|round/1000) else null end)}' \
 	>"$PERF_RESULTS/$NAME.json"
 log "wrote $PERF_RESULTS/$NAME.json"
-jq -c '(.mbps|map_values(.p50)) + {tunVsWg:.relayTunVsWireguardGoP50}' "$PERF_RESULTS/$NAME.json"
+jq -c '(.mbps|map_values(.p50)) + {tunVsWg:.relayTunVsWireguardGoP50, tunVsWgOffload:.relayTunVsWireguardGoOffloadP50, tunVsWgPaired:.relayTunVsWireguardGoPairedP50, tunVsWgOffloadPaired:.relayTunVsWireguardGoOffloadPairedP50, cpuMsPerGB:(.tunnelCpuMsPerGB|map_values(.p50))}' "$PERF_RESULTS/$NAME.json"
 
 if have_gnuplot; then
 	jq -r '.mbps | to_entries[] | "\(.key) \(.value.p50) \(.value.min) \(.value.max)"' "$PERF_RESULTS/$NAME.json" >"$OUT/bars.dat"

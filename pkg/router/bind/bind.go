@@ -1,6 +1,8 @@
 package bind
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -50,14 +52,29 @@ type Bind struct {
 	closed  atomic.Bool
 	clock   atomic.Pointer[clockState]
 	sleeper atomic.Pointer[func(time.Duration)]
+
+	// secret signs the marks of received messages (authrx.go): random,
+	// never 0, fixed for the bind's life, never sent.
+	secret uint64
 }
 
 // New wraps inner. The bind starts closed; wireguard-go opens it.
 func New(inner conn.Bind) *Bind {
-	b := &Bind{inner: inner}
+	b := &Bind{inner: inner, secret: newSecret()}
 	b.SetProbePredicate(nil)
 	b.SetClock(nil)
 	return b
+}
+
+// newSecret returns a random, non-zero mark secret.
+func newSecret() uint64 {
+	var s [8]byte
+	for {
+		_, _ = rand.Read(s[:]) // crypto/rand.Read never fails (it crashes the program instead)
+		if v := binary.LittleEndian.Uint64(s[:]); v != 0 {
+			return v
+		}
+	}
 }
 
 // defaultIsProbe matches the health probe wire format: first byte 0xF1,

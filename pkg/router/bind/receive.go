@@ -53,7 +53,7 @@ func (b *Bind) inspect(bufs [][]byte, sizes []int, eps []conn.Endpoint) {
 					continue
 				}
 			}
-			if !mark(bufs[i], size, src) {
+			if !mark(bufs[i], size, src, b.secret) {
 				sizes[i] = 0 // no room for the mark: see authrx.go
 			}
 			continue
