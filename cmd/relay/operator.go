@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/netip"
 	"os/signal"
 	"syscall"
 
@@ -29,7 +28,6 @@ func cmdOperator(args []string, stderr io.Writer) error {
 	fs.StringVar(&o.LeaseName, "lease-name", "liqo-relay-operator", "name of the coordination.k8s.io Lease in --namespace")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", ":9090", "address of /metrics (empty: off)")
 	fs.StringVar(&o.HealthListen, "health-listen", ":8081", "address of /healthz and /readyz (empty: off)")
-	pool := fs.String("overlay-pool", "100.80.0.0/16", "prefix the relays' overlay addresses are allocated from (empty: none)")
 	fs.DurationVar(&o.GiveUp, "give-up", connect.DefaultGiveUp, "how long a deleting connection waits for an unreachable provider")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	format := fs.String("log-format", "text", "text or json")
@@ -41,13 +39,6 @@ func cmdOperator(args []string, stderr io.Writer) error {
 	}
 	if o.Namespace == "" {
 		return fmt.Errorf("%w: --namespace is required", errUsage)
-	}
-	if *pool != "" {
-		p, err := netip.ParsePrefix(*pool)
-		if err != nil {
-			return fmt.Errorf("%w: --overlay-pool: %v", errUsage, err)
-		}
-		o.OverlayPool = p
 	}
 	log, _ := newLogger(stderr, config.Log{Level: *level, Format: *format})
 	o.Logger = log

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"net/netip"
 	"strconv"
 	"time"
 
@@ -33,8 +32,8 @@ func (r *Reconciler) desired(f *v1alpha1.ForeignClusterConnection, st *status, x
 	}
 	var spec v1alpha1.RelayPeerSpec
 	copyPeerKey(&spec, y.relay)
-	if y.overlay.IsValid() {
-		spec.Prefixes = append(spec.Prefixes, v1alpha1.Prefix(netip.PrefixFrom(y.overlay, y.overlay.BitLen()).String()))
+	for _, o := range y.overlay {
+		spec.Prefixes = append(spec.Prefixes, v1alpha1.Prefix(o.String()))
 	}
 	for _, p := range mine.Prefixes {
 		spec.Prefixes = append(spec.Prefixes, v1alpha1.Prefix(p.String()))

@@ -64,20 +64,21 @@ func newWorld(t *testing.T) *world {
 		nextExt: addr("10.80.1.1"),
 		fccs:    map[string]*v1alpha1.ForeignClusterConnection{},
 	}
-	relay := func(ns, name, key, ep string) map[string]v1alpha1.Relay {
+	relay := func(ns, name, key, ep, overlay string) map[string]v1alpha1.Relay {
 		return map[string]v1alpha1.Relay{ns + "/" + name: {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Status:     v1alpha1.RelayStatus{PublicKey: key, Endpoints: []string{ep}, ListenPort: 51820, Ready: true},
+			Status: v1alpha1.RelayStatus{PublicKey: key, Endpoints: []string{ep}, ListenPort: 51820, Ready: true,
+				Addresses: []string{overlay}},
 		}}
 	}
-	w.a = &fakeProvider{id: "a", relays: relay(tenA, "relay-a", keyA, "a.example:51820"), gateway: addr("10.0.0.100"),
+	w.a = &fakeProvider{id: "a", relays: relay(tenA, "relay-a", keyA, "a.example:51820", "100.80.0.1/32"), gateway: addr("10.0.0.100"),
 		external: podmap.Remap{Real: pfx("10.80.0.0/16"), Seen: pfx("10.90.0.0/16")}, peers: map[string]*v1alpha1.RelayPeer{}}
-	w.b = &fakeProvider{id: "b", relays: relay(tenB, "relay-b", keyB, "b.example:51820"), gateway: addr("10.0.0.200"),
+	w.b = &fakeProvider{id: "b", relays: relay(tenB, "relay-b", keyB, "b.example:51820", "100.80.0.2/32"), gateway: addr("10.0.0.200"),
 		external: podmap.Remap{Real: pfx("10.80.0.0/16"), Seen: pfx("10.91.0.0/16")}, peers: map[string]*v1alpha1.RelayPeer{}}
 	w.dialer = &fakeDialer{providers: map[string]*fakeProvider{"a": w.a, "b": w.b}}
 	w.r = &Reconciler{
 		ConsumerID: "c", Consumer: w.c, Dialer: w.dialer, FCCs: w.c, Events: w.events,
-		Now: w.clock.Now, OverlayPool: pfx("100.80.0.0/16"),
+		Now: w.clock.Now,
 	}
 	return w
 }
@@ -144,7 +145,8 @@ func TestSyncWritesBothRelayPeers(t *testing.T) {
 	if pa == nil || pb == nil {
 		t.Fatalf("RelayPeers: a has %v, b has %v", pa, pb)
 	}
-	// Overlay addresses are allocated in name order: a 100.80.0.1, b .2.
+	// Each side gets the other relay's published overlay address (a
+	// 100.80.0.1, b .2).
 	// A's pods dial b's pod pb1 at A's view of ext(pb1) = 10.90.0.7; A's
 	// pod pa1 (real 10.0.0.5) is seen by B at B's view of ext(pa1).
 	if got, want := strs(pa.Spec.Prefixes), []string{"100.80.0.2/32", "10.90.0.7/32"}; !slices.Equal(got, want) {
@@ -518,20 +520,43 @@ func TestWritesAreRateLimited(t *testing.T) {
 	}
 }
 
-func TestOverlayAddressesStay(t *testing.T) {
-	o := Overlay{}
-	pool := pfx("100.80.0.0/30")
-	if ch, err := allocate(&o, pool, "b", "a"); err != nil || !ch {
-		t.Fatal(ch, err)
+// TestOverlayAddressesFromTheRelays: the RelayPeers carry the overlay
+// addresses the relays publish, a change reaches the other side, and two
+// relays that publish the same address get AddressConflict instead of
+// RelayPeers that would route one relay's address to the other.
+func TestOverlayAddressesFromTheRelays(t *testing.T) {
+	w := newWorld(t)
+	w.addFCC("ab", "a", "b", time.Hour)
+	w.settle("ab")
+	if got := strs(w.b.peer(tenB, "c-a").Spec.Prefixes); got[0] != "100.80.0.1/32" {
+		t.Errorf("b's prefixes = %v, want a's overlay 100.80.0.1/32 first", got)
 	}
-	if o.Addrs["a"] != addr("100.80.0.1") || o.Addrs["b"] != addr("100.80.0.2") {
-		t.Fatalf("allocated %v", o.Addrs)
+	setAddrs := func(p *fakeProvider, key string, addrs ...string) {
+		p.mu.Lock()
+		rl := p.relays[key]
+		rl.Status.Addresses = addrs
+		p.relays[key] = rl
+		p.mu.Unlock()
 	}
-	if ch, _ := allocate(&o, pool, "a", "b"); ch {
-		t.Error("allocating again changed the record")
+	// A relay restarted with another address: the other side follows.
+	setAddrs(w.a, tenA+"/relay-a", "100.80.7.7/32")
+	w.settle("ab")
+	if got := strs(w.b.peer(tenB, "c-a").Spec.Prefixes); got[0] != "100.80.7.7/32" {
+		t.Errorf("after a's new address, b's prefixes = %v", got)
 	}
-	if _, err := allocate(&o, pool, "c"); err == nil {
-		t.Errorf("a /30 gave a third host address: %v", o.Addrs)
+	if f := w.fcc("ab"); f.Status.OverlayA != "100.80.7.7" || f.Status.OverlayB != "100.80.0.2" {
+		t.Errorf("status overlayA %q overlayB %q", f.Status.OverlayA, f.Status.OverlayB)
+	}
+	// Both relays on 100.80.0.2: a conflict, named, and the peers keep
+	// what they had.
+	setAddrs(w.a, tenA+"/relay-a", "100.80.0.2/32")
+	_ = w.sync("ab")
+	c := w.cond("ab", v1alpha1.ConditionAddressesMapped)
+	if c.Status != "False" || c.Reason != v1alpha1.ReasonAddressConflict || !strings.Contains(c.Message, "100.80.0.2") {
+		t.Errorf("AddressesMapped = %+v, want False/%s naming 100.80.0.2", c, v1alpha1.ReasonAddressConflict)
+	}
+	if got := strs(w.b.peer(tenB, "c-a").Spec.Prefixes); got[0] != "100.80.7.7/32" {
+		t.Errorf("a conflict rewrote b's prefixes: %v", got)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,7 +91,7 @@ type provider struct {
 	kubecfg string // the operator's kubeconfig for it (Role-bound token)
 }
 
-func startProvider(t *testing.T, id, key, gwIP, extSeen string) *provider {
+func startProvider(t *testing.T, id, key, overlay, gwIP, extSeen string) *provider {
 	c := k8stest.Start(t, "prov-"+id, "")
 	installCRDs(t, c)
 	p := &provider{id: id, c: c}
@@ -132,7 +131,7 @@ func startProvider(t *testing.T, id, key, gwIP, extSeen string) *provider {
 		t.Fatal(err)
 	}
 	if err := p.rc.ApplyRelayStatus(ctx, tenantInP, "relay", v1alpha1.RelayStatus{
-		PublicKey: key, Endpoints: []string{"relay." + id + ".example:51900"}, ListenPort: 51900, Ready: true,
+		PublicKey: key, Addresses: []string{overlay}, Endpoints: []string{"relay." + id + ".example:51900"}, ListenPort: 51900, Ready: true,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +265,6 @@ func startOperator(t *testing.T, kubeconfig, id string, listen ...string) *op {
 			MetricsListen: metricsAddr, HealthListen: healthAddr,
 			Kubeconfig: kubeconfig, Namespace: opNS, ClusterID: consumerID,
 			LeaderElect: true, LeaseName: "liqo-relay-operator", Identity: id,
-			OverlayPool:   netip.MustParsePrefix("100.80.0.0/16"),
 			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
 			Logger: log,
 		})
@@ -351,8 +349,10 @@ func (cs *consumer) relayIPs(t *testing.T) []string {
 	return out
 }
 
+// overlay is the FCC's record of the relays' overlay addresses.
 func (cs *consumer) overlay(t *testing.T) string {
-	return cs.c.Kubectl(t, "-n", opNS, "get", "configmap", connect.OverlayConfigMap, "-o", "jsonpath={.data}")
+	f := cs.fcc(t, "a-b")
+	return f.Status.OverlayA + " " + f.Status.OverlayB
 }
 
 func (cs *consumer) fcc(t *testing.T, name string) *v1alpha1.ForeignClusterConnection {
@@ -376,8 +376,8 @@ func (cs *consumer) fcc(t *testing.T, name string) *v1alpha1.ForeignClusterConne
 // consumer-path IPs waiting for the IPAM), and later the survivor is
 // restarted: no object is duplicated and no address renumbered.
 func TestOperatorOnThreeAPIServers(t *testing.T) {
-	a := startProvider(t, "prov-a", keyA, "10.0.0.100", "10.90.0.0/16")
-	b := startProvider(t, "prov-b", keyB, "10.0.0.200", "10.91.0.0/16")
+	a := startProvider(t, "prov-a", keyA, "100.80.0.1/32", "10.0.0.100", "10.90.0.0/16")
+	b := startProvider(t, "prov-b", keyB, "100.80.0.2/32", "10.0.0.200", "10.91.0.0/16")
 	cc := k8stest.Start(t, "consumer", "")
 	installCRDs(t, cc)
 	cs := &consumer{c: cc}
@@ -421,7 +421,8 @@ spec: {clusterA: prov-a, clusterB: prov-b}
 		pa, pb, ips := peersIn(t, a), peersIn(t, b), cs.relayIPs(t)
 		return len(pa) == 1 && len(pb) == 1 && len(ips) == 2, fmt.Sprintf("a %d, b %d, ips %v", len(pa), len(pb), ips)
 	})
-	ipsBefore, overlayBefore := cs.relayIPs(t), cs.overlay(t)
+	ipsBefore := cs.relayIPs(t)
+	const overlays = "100.80.0.1 100.80.0.2" // what the Relays publish
 	if f := cs.fcc(t, "a-b"); f.Status.Phase != v1alpha1.PhaseProvisioning && f.Status.Phase != v1alpha1.PhasePending {
 		t.Errorf("phase while the IPAM waits = %s", f.Status.Phase)
 	}
@@ -438,9 +439,10 @@ spec: {clusterA: prov-a, clusterB: prov-b}
 	if ips := cs.relayIPs(t); !slices.Equal(ips, ipsBefore) {
 		t.Errorf("IPs after the leader change = %v, before %v", ips, ipsBefore)
 	}
-	if o := cs.overlay(t); o != overlayBefore {
-		t.Errorf("overlay record after the leader change = %s, before %s", o, overlayBefore)
-	}
+	eventually(t, "the FCC records the published overlay addresses after the leader change", func() (bool, string) {
+		o := cs.overlay(t)
+		return o == overlays, o
+	})
 
 	pa := peersIn(t, a)[0]
 	pb := peersIn(t, b)[0]
@@ -452,7 +454,7 @@ spec: {clusterA: prov-a, clusterB: prov-b}
 	if len(pa.Spec.SeesUs) != 1 || pa.Spec.SeesUs[0].Real != "10.0.0.5/32" || !strings.HasPrefix(string(pa.Spec.SeesUs[0].As), "10.91.") {
 		t.Errorf("a's seesUs = %v", pa.Spec.SeesUs)
 	}
-	if len(pa.Spec.Prefixes) != 2 || !strings.HasPrefix(string(pa.Spec.Prefixes[1]), "10.90.") {
+	if len(pa.Spec.Prefixes) != 2 || pa.Spec.Prefixes[0] != "100.80.0.2/32" || !strings.HasPrefix(string(pa.Spec.Prefixes[1]), "10.90.") {
 		t.Errorf("a's prefixes = %v", pa.Spec.Prefixes)
 	}
 	if got := pa.GetManagedFields(); len(got) == 0 || got[0].Manager != relayclient.OperatorFieldManager {
@@ -506,13 +508,14 @@ spec: {clusterA: prov-a, clusterB: prov-b}
 	if ips := cs.relayIPs(t); !slices.Equal(ips, ipsBefore) {
 		t.Errorf("IPs after restart = %v, before %v", ips, ipsBefore)
 	}
-	if o := cs.overlay(t); o != overlayBefore {
-		t.Errorf("overlay record after restart = %s, before %s", o, overlayBefore)
-	}
+	eventually(t, "the FCC records the published overlay addresses after the restart", func() (bool, string) {
+		o := cs.overlay(t)
+		return o == overlays, o
+	})
 
 	// A key rotation in B reaches A's RelayPeer for B.
 	if err := b.rc.ApplyRelayStatus(context.Background(), tenantInP, "relay", v1alpha1.RelayStatus{
-		PublicKey: keyB2, Endpoints: []string{"relay.prov-b.example:51900"}, ListenPort: 51900, Ready: true,
+		PublicKey: keyB2, Addresses: []string{"100.80.0.2/32"}, Endpoints: []string{"relay.prov-b.example:51900"}, ListenPort: 51900, Ready: true,
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -179,7 +180,7 @@ func (c *Cluster) NewControl(o Options) (*Control, error) {
 			Namespace: c.Namespace, Name: name,
 			Labels: map[string]string{v1alpha1.RelayLabel: name, "app.kubernetes.io/managed-by": "liqo-relay"},
 			Info: relaypublish.Info{
-				PublicKey: o.Base.PublicKey().String(), ListenPort: o.Agent.ListenPort(), Mode: string(o.Base.Mode),
+				PublicKey: o.Base.PublicKey().String(), Addresses: hostPrefixes(o.Base.Addresses), ListenPort: o.Agent.ListenPort(), Mode: string(o.Base.Mode),
 				Version: o.Version, ProtocolVersion: o.Protocol, Ready: o.Agent.Ready,
 			},
 			Relays: c.relays, Services: c.core.CoreV1().Services(c.Namespace), Logger: o.Logger,
@@ -210,4 +211,15 @@ func (ctl *Control) Run(ctx context.Context) error {
 // RelayPeers. On error the relay keeps running its previous configuration.
 func (ctl *Control) SetBase(ctx context.Context, cfg *config.Config) error {
 	return ctl.peers.SetBase(ctx, cfg)
+}
+
+// hostPrefixes are the relay's own addresses as host prefixes (an interface
+// address 100.80.0.1/24 is published as 100.80.0.1/32): what a peer routes
+// to this relay itself, never the rest of its subnet.
+func hostPrefixes(addrs []netip.Prefix) []string {
+	out := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		out = append(out, netip.PrefixFrom(a.Addr(), a.Addr().BitLen()).String())
+	}
+	return out
 }
