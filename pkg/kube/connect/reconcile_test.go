@@ -165,13 +165,15 @@ func TestSyncWritesBothRelayPeers(t *testing.T) {
 		t.Errorf("keys: a's peer has %s, b's has %s", pa.Spec.PublicKey, pb.Spec.PublicKey)
 	}
 	// Consumer path: the IP for b's relay (c sees its pod 10.0.0.200 at
-	// 10.71.0.200) got ext 10.80.1.x; a sees that in 10.90/16.
+	// 10.71.0.200) got ext 10.80.1.x, which a's RelayPeer carries in C's
+	// space (a's relay sends from inside its gateway pod, where no Liqo
+	// DNAT turns a's view 10.90/16 back into it: liqo-addressing.md §9).
 	ipA, ipB := w.c.ips[RelayIPName("a", addr("10.70.0.100"))], w.c.ips[RelayIPName("b", addr("10.71.0.200"))]
 	if ipA == nil || ipB == nil {
 		t.Fatalf("consumer IPs: %v", w.c.ips)
 	}
 	wantPaths := []v1alpha1.Path{{Name: "direct", Endpoint: "b.example:51820"},
-		{Name: "consumer", Endpoint: fmt.Sprintf("10.90.%d.%d:51820", ipB.Status.As4()[2], ipB.Status.As4()[3])}}
+		{Name: "consumer", Endpoint: fmt.Sprintf("10.80.%d.%d:51820", ipB.Status.As4()[2], ipB.Status.As4()[3])}}
 	if !slices.Equal(pa.Spec.Paths, wantPaths) {
 		t.Errorf("a's paths = %v, want %v", pa.Spec.Paths, wantPaths)
 	}
@@ -312,7 +314,7 @@ func TestGatewayMoveRecreatesTheConsumerIP(t *testing.T) {
 	if nw == nil || nw.Spec != addr("10.71.9.1") || !nw.Status.IsValid() {
 		t.Fatalf("new IP = %+v", nw)
 	}
-	want := fmt.Sprintf("10.90.%d.%d:51820", nw.Status.As4()[2], nw.Status.As4()[3])
+	want := fmt.Sprintf("10.80.%d.%d:51820", nw.Status.As4()[2], nw.Status.As4()[3])
 	if p := w.a.peer(tenA, "c-b").Spec.Paths; p[len(p)-1].Endpoint != want {
 		t.Errorf("a's consumer path = %v, want %s", p, want)
 	}
