@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/netns"
 	"github.com/liqo-relay/relay/pkg/kube/relayclient"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 	"github.com/liqo-relay/relay/test/k8s/liqofake"
@@ -51,7 +50,7 @@ type fccWorld struct {
 	dyn      dynamic.Interface
 	rc       *relayclient.Client
 	opKube   string // the operator's kubeconfig (Role-bound token)
-	operator *hostProc
+	operator *netns.Proc
 }
 
 // newFCCWorld builds the model, the three API servers with Liqo's
@@ -160,55 +159,16 @@ func (w *fccWorld) startRelay(t *testing.T, s, peer *fccSide) *Relay {
 	return r
 }
 
-// hostProc is a process of this test on the host (not in a namespace).
-type hostProc struct {
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-}
-
-// syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startOperator runs `relay operator` against the consumer, as its
 // ServiceAccount, with fast leader election.
 func (w *fccWorld) startOperator(t *testing.T) {
 	t.Helper()
-	p := &hostProc{out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(relayBin(t), "operator", "--kubeconfig", w.opKube, "--namespace", kubeNamespace,
-		"--cluster-id", fccConsumerID, "--leader-elect=false", "--metrics-listen", "", "--health-listen", "")
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("relay operator: %v", err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	w.operator = p
+	w.operator = netns.StartHost(t, "relay operator", relayBin(t), "operator", "--kubeconfig", w.opKube,
+		"--namespace", kubeNamespace, "--cluster-id", fccConsumerID, "--leader-elect=false",
+		"--metrics-listen", "", "--health-listen", "")
 	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(exitBudget):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-			t.Errorf("relay operator did not exit within %v of SIGTERM", exitBudget)
-		}
-		if t.Failed() {
-			t.Logf("relay operator output:\n%s", p.out.String())
+		if err := w.operator.Stop(syscall.SIGTERM); err != nil {
+			t.Errorf("relay operator: %v", err)
 		}
 	})
 }
