@@ -12,7 +12,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # openssl: test/k8s/cluster.sh makes the test API servers' certificates.
 TEST_DEBS := iproute2 iputils-ping nftables openssl
 
-.PHONY: all build image test unit e2e deps demo bench lint fmt vet staticcheck clean generate k8s-tools manifests
+.PHONY: all build image test unit e2e deps demo demo-k8s bench lint fmt vet staticcheck clean generate k8s-tools manifests
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 all: build
@@ -68,6 +68,17 @@ e2e: deps build k8s-tools
 
 demo: build
 	./$(BIN) demo
+
+# demo-k8s (root): issue 10 end to end on real API servers. A consumer and
+# two providers (their kube-apiservers, Liqo's data path modelled in
+# network namespaces, a relay in each provider's gateway pod, `relay
+# operator` in the consumer), one ForeignClusterConnection, and `kubectl
+# get fcc` as the direct link is cut; then everything is
+# removed. test/e2e TestDemoK8s drives it (docs/operator.md, "Demo").
+demo-k8s: deps k8s-tools
+	@if [ "$$(id -u)" != 0 ]; then echo "make demo-k8s needs root (network namespaces)"; exit 1; fi
+	set -o pipefail; LIQO_RELAY_DEMO_K8S=1 $(GO) test -count=1 -timeout 10m -run '^TestDemoK8s$$' -v ./test/e2e/ \
+	  | grep --line-buffered -v -E '^(=== RUN|--- PASS|PASS$$|ok )|cluster .* up in'
 
 # bench runs every benchmark once, briefly (a few minutes in all), one
 # package at a time so that benchmarks do not compete for the CPU. The TUN

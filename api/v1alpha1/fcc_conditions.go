@@ -36,7 +36,6 @@ const (
 	ReasonRelayNotReady       = "RelayNotReady"
 	ReasonAddressConflict     = "AddressConflict"
 	ReasonAddressPending      = "AddressPending"
-	ReasonOverlayExhausted    = "OverlayPoolExhausted"
 	ReasonKnown               = "Known"
 	ReasonReachable           = "Reachable"
 	ReasonPublished           = "Published"

@@ -94,10 +94,10 @@ type ForeignClusterConnectionStatus struct {
 	AToB DirectionStatus `json:"aToB,omitempty"`
 	// +optional
 	BToA DirectionStatus `json:"bToA,omitempty"`
-	// OverlayA and OverlayB are the overlay addresses the operator
-	// allocated to the relays of clusterA and clusterB (one per provider
-	// relay, recorded in the ConfigMap liqo-relay-overlay of the
-	// operator's namespace; see docs/operator.md, "Overlay addresses").
+	// OverlayA and OverlayB are the overlay addresses the relays of
+	// clusterA and clusterB publish in their Relay's status.addresses
+	// (comma-separated), which the operator copies into the other side's
+	// RelayPeer; see docs/operator.md, "Overlay addresses".
 	// +optional
 	OverlayA string `json:"overlayA,omitempty"`
 	// +optional

@@ -62,6 +62,13 @@ type RelayStatus struct {
 	// +optional
 	// +listType=atomic
 	Endpoints []string `json:"endpoints,omitempty"`
+	// Addresses are the relay's own overlay addresses (its configuration's
+	// addresses, as prefixes). The consumer's operator lists them in the
+	// other provider's RelayPeer for this relay.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Addresses []string `json:"addresses,omitempty"`
 	// ListenPort is the relay's UDP port.
 	// +optional
 	ListenPort int32 `json:"listenPort,omitempty"`

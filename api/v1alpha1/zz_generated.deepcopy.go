@@ -518,6 +518,11 @@ func (in *RelayStatus) DeepCopyInto(out *RelayStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.Addresses != nil {
+		in, out := &in.Addresses, &out.Addresses
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

@@ -11,7 +11,6 @@ func TestOperatorFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"operator"}, "--namespace is required"},
-		{[]string{"operator", "--namespace", "x", "--overlay-pool", "100.80.0.0"}, "--overlay-pool"},
 		{[]string{"operator", "--namespace", "x", "extra"}, `unexpected argument "extra"`},
 		{[]string{"operator", "--namespace", "x", "--kubeconfig", "/nonexistent/kubeconfig"}, "kubernetes:"},
 	}

@@ -38,13 +38,29 @@ func (n *NS) Start(t testing.TB, name string, args ...string) *Proc {
 	if len(args) == 0 {
 		t.Fatalf("start %s: no command", name)
 	}
+	return start(t, name, "in "+n.Name, append([]string{"ip", "netns", "exec", n.Name}, args...), args)
+}
+
+// StartHost is Start in the test's own network namespace (the host), for
+// a process that talks to the host's loopback.
+func StartHost(t testing.TB, name string, args ...string) *Proc {
+	t.Helper()
+	if len(args) == 0 {
+		t.Fatalf("start %s: no command", name)
+	}
+	return start(t, name, "on the host", args, args)
+}
+
+// start runs argv; args is the command as the failure log names it.
+func start(t testing.TB, name, where string, argv, args []string) *Proc {
+	t.Helper()
 	p := &Proc{Name: name, out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command("ip", append([]string{"netns", "exec", n.Name}, args...)...)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s in %s: %v", name, n.Name, err)
+		t.Fatalf("start %s %s: %v", name, where, err)
 	}
 	// The reaper: owned by p, exits when the process does (Cleanup makes
 	// sure it does).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -51,9 +50,8 @@ type Options struct {
 	// FCCs' override Secrets live there.
 	Namespace string
 	// ConsumerID is the consumer's Liqo cluster ID.
-	ConsumerID  string
-	OverlayPool netip.Prefix
-	GiveUp      time.Duration
+	ConsumerID string
+	GiveUp     time.Duration
 	// WriteQPS and WriteBurst bound RelayPeer writes; 0 means the defaults.
 	WriteQPS   float64
 	WriteBurst int
@@ -193,16 +191,15 @@ func New(o Options) (*Controller, error) {
 		conns: map[string]*providerConn{}, changed: c.enqueueProvider,
 	}
 	c.rec = &Reconciler{
-		ConsumerID:  o.ConsumerID,
-		Consumer:    &kubeConsumer{ns: o.Namespace, dyn: dyn, core: core, relays: rc},
-		Dialer:      c.dialer,
-		FCCs:        lister{c.fccs.GetStore()},
-		Events:      c.events.NewRecorder(relayclient.Scheme, "liqo-relay-operator"),
-		Logger:      c.log,
-		GiveUp:      o.GiveUp,
-		Limiter:     rateLimiter{rate.NewLimiter(rate.Limit(o.WriteQPS), o.WriteBurst)},
-		OverlayPool: o.OverlayPool,
-		Counters:    Counters{Writes: func(kind string) { m.Writes.WithLabelValues(kind).Inc() }},
+		ConsumerID: o.ConsumerID,
+		Consumer:   &kubeConsumer{ns: o.Namespace, dyn: dyn, core: core, relays: rc},
+		Dialer:     c.dialer,
+		FCCs:       lister{c.fccs.GetStore()},
+		Events:     c.events.NewRecorder(relayclient.Scheme, "liqo-relay-operator"),
+		Logger:     c.log,
+		GiveUp:     o.GiveUp,
+		Limiter:    rateLimiter{rate.NewLimiter(rate.Limit(o.WriteQPS), o.WriteBurst)},
+		Counters:   Counters{Writes: func(kind string) { m.Writes.WithLabelValues(kind).Inc() }},
 	}
 	return c, nil
 }

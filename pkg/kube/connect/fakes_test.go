@@ -27,8 +27,6 @@ type fakeConsumer struct {
 	pods    []podmap.Pod
 	ips     map[string]*RelayIP
 	nextExt netip.Addr
-	overlay Overlay
-	overRV  int
 	fccs    map[string]*v1alpha1.ForeignClusterConnection
 	writes  []string // "create-ip x", "delete-ip x", "status f", "update f"
 }
@@ -111,28 +109,6 @@ func (c *fakeConsumer) ipam() {
 			c.nextExt = c.nextExt.Next()
 		}
 	}
-}
-
-func (c *fakeConsumer) LoadOverlay(context.Context) (Overlay, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o := Overlay{Version: fmt.Sprint(c.overRV), Addrs: map[string]netip.Addr{}}
-	for k, v := range c.overlay.Addrs {
-		o.Addrs[k] = v
-	}
-	return o, nil
-}
-
-func (c *fakeConsumer) SaveOverlay(_ context.Context, o Overlay) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if o.Version != fmt.Sprint(c.overRV) {
-		return ErrConflict
-	}
-	c.overRV++
-	c.overlay = o
-	c.writes = append(c.writes, "overlay")
-	return nil
 }
 
 func (c *fakeConsumer) UpdateFCC(_ context.Context, f *v1alpha1.ForeignClusterConnection) (*v1alpha1.ForeignClusterConnection, error) {

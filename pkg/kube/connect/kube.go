@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"sort"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,13 +18,8 @@ import (
 	"github.com/liqo-relay/relay/pkg/kube/relayclient"
 )
 
-// OverlayConfigMap is the ConfigMap, in the operator's namespace, that
-// records the overlay address of every provider relay (data: cluster ID →
-// address).
-const OverlayConfigMap = "liqo-relay-overlay"
-
-// kubeConsumer is Consumer over the consumer's API server. IPs and the
-// overlay record live in the operator's namespace.
+// kubeConsumer is Consumer over the consumer's API server. The IPs live in the
+// operator's namespace.
 type kubeConsumer struct {
 	ns     string
 	dyn    dynamic.Interface
@@ -89,42 +83,6 @@ func (k *kubeConsumer) DeleteRelayIP(ctx context.Context, name string) error {
 		return fmt.Errorf("deleting IP %s/%s: %w", k.ns, name, err)
 	}
 	return nil
-}
-
-func (k *kubeConsumer) LoadOverlay(ctx context.Context) (Overlay, error) {
-	cm, err := k.core.CoreV1().ConfigMaps(k.ns).Get(ctx, OverlayConfigMap, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return Overlay{Addrs: map[string]netip.Addr{}}, nil
-	}
-	if err != nil {
-		return Overlay{}, fmt.Errorf("reading ConfigMap %s/%s: %w", k.ns, OverlayConfigMap, err)
-	}
-	o := Overlay{Version: cm.ResourceVersion, Addrs: map[string]netip.Addr{}}
-	for id, s := range cm.Data {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return Overlay{}, fmt.Errorf("ConfigMap %s/%s: data.%s: %w", k.ns, OverlayConfigMap, id, err)
-		}
-		o.Addrs[id] = a
-	}
-	return o, nil
-}
-
-func (k *kubeConsumer) SaveOverlay(ctx context.Context, o Overlay) error {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-		Name: OverlayConfigMap, Namespace: k.ns, ResourceVersion: o.Version,
-		Labels: map[string]string{LabelManagedBy: ManagedBy},
-	}, Data: map[string]string{}}
-	for id, a := range o.Addrs {
-		cm.Data[id] = a.String()
-	}
-	var err error
-	if o.Version == "" {
-		_, err = k.core.CoreV1().ConfigMaps(k.ns).Create(ctx, cm, metav1.CreateOptions{FieldManager: relayclient.OperatorFieldManager})
-	} else {
-		_, err = k.core.CoreV1().ConfigMaps(k.ns).Update(ctx, cm, metav1.UpdateOptions{FieldManager: relayclient.OperatorFieldManager})
-	}
-	return conflict(err)
 }
 
 func (k *kubeConsumer) UpdateFCC(ctx context.Context, f *v1alpha1.ForeignClusterConnection) (*v1alpha1.ForeignClusterConnection, error) {

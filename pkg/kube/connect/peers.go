@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"net/netip"
 	"strconv"
 	"time"
 
@@ -40,8 +39,8 @@ func (r *Reconciler) desired(f *v1alpha1.ForeignClusterConnection, st *status, x
 	}
 	var spec v1alpha1.RelayPeerSpec
 	copyPeerKey(&spec, y.relay)
-	if y.overlay.IsValid() {
-		spec.Prefixes = append(spec.Prefixes, v1alpha1.Prefix(netip.PrefixFrom(y.overlay, y.overlay.BitLen()).String()))
+	for _, o := range y.overlay {
+		spec.Prefixes = append(spec.Prefixes, v1alpha1.Prefix(o.String()))
 	}
 	for _, p := range mine.Prefixes {
 		spec.Prefixes = append(spec.Prefixes, v1alpha1.Prefix(p.String()))
@@ -59,9 +58,14 @@ func (r *Reconciler) desired(f *v1alpha1.ForeignClusterConnection, st *status, x
 		}
 	}
 	if consumerPath(f) && y.endpoint.IsValid() {
-		if v, ok := x.external.Map(y.endpoint); ok {
+		// The endpoint stays in C's space (the IP's status.ip unchanged):
+		// the relay's datagrams start in the gateway pod and cross none of
+		// Liqo's PREROUTING DNAT that would turn x's view back into C's
+		// (docs/liqo-addressing.md §9). It must lie in C's external CIDR,
+		// which the relay's liqo.consumer.cidr routes into Liqo's tunnel.
+		if x.external.Real.Contains(y.endpoint) {
 			port := strconv.Itoa(int(y.relay.Status.ListenPort))
-			spec.Paths = append(spec.Paths, v1alpha1.Path{Name: "consumer", Endpoint: net.JoinHostPort(v.String(), port)})
+			spec.Paths = append(spec.Paths, v1alpha1.Path{Name: "consumer", Endpoint: net.JoinHostPort(y.endpoint.String(), port)})
 		} else {
 			st.fail(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonAddressConflict,
 				"%s's relay endpoint %s is outside the consumer's external CIDR %s as %s has it", y.id, y.endpoint, x.external.Real, x.id)

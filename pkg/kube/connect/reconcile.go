@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,11 +54,8 @@ type Reconciler struct {
 	// GiveUp: see DefaultGiveUp; 0 means DefaultGiveUp.
 	GiveUp time.Duration
 	// Limiter bounds provider writes; nil means unbounded.
-	Limiter Limiter
-	// OverlayPool is where relays' overlay addresses are allocated; an
-	// invalid prefix disables allocation.
-	OverlayPool netip.Prefix
-	Counters    Counters
+	Limiter  Limiter
+	Counters Counters
 }
 
 // errRequeue asks the caller to run Sync again after a delay, without
@@ -112,8 +110,10 @@ type side struct {
 	// endpoint is the relay's consumer-path address as the consumer
 	// gives it (ext(relay)); invalid while pending.
 	endpoint netip.Addr
-	overlay  netip.Addr
-	peer     *v1alpha1.RelayPeer // this side's RelayPeer for the other
+	// overlay are the relay's own addresses as it publishes them
+	// (Relay status.addresses, host prefixes).
+	overlay []netip.Prefix
+	peer    *v1alpha1.RelayPeer // this side's RelayPeer for the other
 	// written: the RelayPeer holds the desired spec.
 	written bool
 }
@@ -198,7 +198,7 @@ func (r *Reconciler) connect(ctx context.Context, f *v1alpha1.ForeignClusterConn
 	}
 	st.ok(v1alpha1.ConditionRelaysReady, v1alpha1.ReasonPublished, "both Relays publish a public key and endpoints")
 
-	if err := r.overlay(ctx, st, a, b); err != nil {
+	if err := r.overlay(st, a, b); err != nil {
 		return err
 	}
 	res, err := r.mapping(ctx, f, st, a, b)
@@ -326,27 +326,44 @@ func (r *Reconciler) findRelay(ctx context.Context, p Provider, s *side, st *sta
 	return rl, nil
 }
 
-// overlay gives each relay its overlay address (allocating once, then
-// keeping it).
-func (r *Reconciler) overlay(ctx context.Context, st *status, a, b *side) error {
-	if !r.OverlayPool.IsValid() {
-		return nil
-	}
-	o, err := r.Consumer.LoadOverlay(ctx)
-	if err != nil {
-		return err
-	}
-	changed, err := allocate(&o, r.OverlayPool, a.id, b.id)
-	if err != nil {
-		st.fail(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonOverlayExhausted, "%v: widen --overlay-pool", err)
-		return err
-	}
-	if changed {
-		if err := r.Consumer.SaveOverlay(ctx, o); err != nil {
-			return fmt.Errorf("recording overlay addresses: %w", err)
+// overlay reads each relay's own addresses from its Relay's
+// status.addresses: the relay's configuration owns them (they are set on
+// its device at start), so the operator copies them into the other side's
+// RelayPeer instead of allocating them (docs/operator.md, "Overlay
+// addresses"). Two relays that publish overlapping addresses cannot peer:
+// the FCC gets AddressConflict and nothing is written.
+func (r *Reconciler) overlay(st *status, a, b *side) error {
+	for _, s := range []*side{a, b} {
+		s.overlay = s.overlay[:0]
+		for i, v := range s.relay.Status.Addresses {
+			p, err := netip.ParsePrefix(v)
+			if err != nil {
+				st.fail(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonAddressConflict,
+					"Relay of %s: status.addresses[%d] %q: %v", s.id, i, v, err)
+				return fmt.Errorf("the Relay of %s: status.addresses[%d]: %w", s.id, i, err)
+			}
+			s.overlay = append(s.overlay, p)
 		}
 	}
-	a.overlay, b.overlay = o.Addrs[a.id], o.Addrs[b.id]
-	st.s.OverlayA, st.s.OverlayB = a.overlay.String(), b.overlay.String()
+	for _, pa := range a.overlay {
+		for _, pb := range b.overlay {
+			if pa.Overlaps(pb) {
+				st.fail(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonAddressConflict,
+					"the relays of %s and %s both use overlay address %s (status.addresses); give one relay another address in its configuration", a.id, b.id, pa.Masked())
+				return fmt.Errorf("overlay addresses of %s and %s overlap: %s, %s", a.id, b.id, pa, pb)
+			}
+		}
+	}
+	st.s.OverlayA, st.s.OverlayB = joinPrefixes(a.overlay), joinPrefixes(b.overlay)
 	return nil
+}
+
+// joinPrefixes is the status form of a relay's addresses: their addresses,
+// comma-separated.
+func joinPrefixes(ps []netip.Prefix) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Addr().String()
+	}
+	return strings.Join(out, ",")
 }

@@ -64,20 +64,21 @@ func newWorld(t *testing.T) *world {
 		nextExt: addr("10.80.1.1"),
 		fccs:    map[string]*v1alpha1.ForeignClusterConnection{},
 	}
-	relay := func(ns, name, key, ep string) map[string]v1alpha1.Relay {
+	relay := func(ns, name, key, ep, overlay string) map[string]v1alpha1.Relay {
 		return map[string]v1alpha1.Relay{ns + "/" + name: {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Status:     v1alpha1.RelayStatus{PublicKey: key, Endpoints: []string{ep}, ListenPort: 51820, Ready: true},
+			Status: v1alpha1.RelayStatus{PublicKey: key, Endpoints: []string{ep}, ListenPort: 51820, Ready: true,
+				Addresses: []string{overlay}},
 		}}
 	}
-	w.a = &fakeProvider{id: "a", relays: relay(tenA, "relay-a", keyA, "a.example:51820"), gateway: addr("10.0.0.100"),
+	w.a = &fakeProvider{id: "a", relays: relay(tenA, "relay-a", keyA, "a.example:51820", "100.80.0.1/32"), gateway: addr("10.0.0.100"),
 		external: podmap.Remap{Real: pfx("10.80.0.0/16"), Seen: pfx("10.90.0.0/16")}, peers: map[string]*v1alpha1.RelayPeer{}}
-	w.b = &fakeProvider{id: "b", relays: relay(tenB, "relay-b", keyB, "b.example:51820"), gateway: addr("10.0.0.200"),
+	w.b = &fakeProvider{id: "b", relays: relay(tenB, "relay-b", keyB, "b.example:51820", "100.80.0.2/32"), gateway: addr("10.0.0.200"),
 		external: podmap.Remap{Real: pfx("10.80.0.0/16"), Seen: pfx("10.91.0.0/16")}, peers: map[string]*v1alpha1.RelayPeer{}}
 	w.dialer = &fakeDialer{providers: map[string]*fakeProvider{"a": w.a, "b": w.b}}
 	w.r = &Reconciler{
 		ConsumerID: "c", Consumer: w.c, Dialer: w.dialer, FCCs: w.c, Events: w.events,
-		Now: w.clock.Now, OverlayPool: pfx("100.80.0.0/16"),
+		Now: w.clock.Now,
 	}
 	return w
 }
@@ -144,7 +145,8 @@ func TestSyncWritesBothRelayPeers(t *testing.T) {
 	if pa == nil || pb == nil {
 		t.Fatalf("RelayPeers: a has %v, b has %v", pa, pb)
 	}
-	// Overlay addresses are allocated in name order: a 100.80.0.1, b .2.
+	// Each side gets the other relay's published overlay address (a
+	// 100.80.0.1, b .2).
 	// A's pods dial b's pod pb1 at A's view of ext(pb1) = 10.90.0.7; A's
 	// pod pa1 (real 10.0.0.5) is seen by B at B's view of ext(pa1).
 	if got, want := strs(pa.Spec.Prefixes), []string{"100.80.0.2/32", "10.90.0.7/32"}; !slices.Equal(got, want) {
@@ -163,13 +165,15 @@ func TestSyncWritesBothRelayPeers(t *testing.T) {
 		t.Errorf("keys: a's peer has %s, b's has %s", pa.Spec.PublicKey, pb.Spec.PublicKey)
 	}
 	// Consumer path: the IP for b's relay (c sees its pod 10.0.0.200 at
-	// 10.71.0.200) got ext 10.80.1.x; a sees that in 10.90/16.
+	// 10.71.0.200) got ext 10.80.1.x, which a's RelayPeer carries in C's
+	// space (a's relay sends from inside its gateway pod, where no Liqo
+	// DNAT turns a's view 10.90/16 back into it: liqo-addressing.md §9).
 	ipA, ipB := w.c.ips[RelayIPName("a", addr("10.70.0.100"))], w.c.ips[RelayIPName("b", addr("10.71.0.200"))]
 	if ipA == nil || ipB == nil {
 		t.Fatalf("consumer IPs: %v", w.c.ips)
 	}
 	wantPaths := []v1alpha1.Path{{Name: "direct", Endpoint: "b.example:51820"},
-		{Name: "consumer", Endpoint: fmt.Sprintf("10.90.%d.%d:51820", ipB.Status.As4()[2], ipB.Status.As4()[3])}}
+		{Name: "consumer", Endpoint: fmt.Sprintf("10.80.%d.%d:51820", ipB.Status.As4()[2], ipB.Status.As4()[3])}}
 	if !slices.Equal(pa.Spec.Paths, wantPaths) {
 		t.Errorf("a's paths = %v, want %v", pa.Spec.Paths, wantPaths)
 	}
@@ -332,7 +336,7 @@ func TestGatewayMoveRecreatesTheConsumerIP(t *testing.T) {
 	if nw == nil || nw.Spec != addr("10.71.9.1") || !nw.Status.IsValid() {
 		t.Fatalf("new IP = %+v", nw)
 	}
-	want := fmt.Sprintf("10.90.%d.%d:51820", nw.Status.As4()[2], nw.Status.As4()[3])
+	want := fmt.Sprintf("10.80.%d.%d:51820", nw.Status.As4()[2], nw.Status.As4()[3])
 	if p := w.a.peer(tenA, "c-b").Spec.Paths; p[len(p)-1].Endpoint != want {
 		t.Errorf("a's consumer path = %v, want %s", p, want)
 	}
@@ -540,20 +544,43 @@ func TestWritesAreRateLimited(t *testing.T) {
 	}
 }
 
-func TestOverlayAddressesStay(t *testing.T) {
-	o := Overlay{}
-	pool := pfx("100.80.0.0/30")
-	if ch, err := allocate(&o, pool, "b", "a"); err != nil || !ch {
-		t.Fatal(ch, err)
+// TestOverlayAddressesFromTheRelays: the RelayPeers carry the overlay
+// addresses the relays publish, a change reaches the other side, and two
+// relays that publish the same address get AddressConflict instead of
+// RelayPeers that would route one relay's address to the other.
+func TestOverlayAddressesFromTheRelays(t *testing.T) {
+	w := newWorld(t)
+	w.addFCC("ab", "a", "b", time.Hour)
+	w.settle("ab")
+	if got := strs(w.b.peer(tenB, "c-a").Spec.Prefixes); got[0] != "100.80.0.1/32" {
+		t.Errorf("b's prefixes = %v, want a's overlay 100.80.0.1/32 first", got)
 	}
-	if o.Addrs["a"] != addr("100.80.0.1") || o.Addrs["b"] != addr("100.80.0.2") {
-		t.Fatalf("allocated %v", o.Addrs)
+	setAddrs := func(p *fakeProvider, key string, addrs ...string) {
+		p.mu.Lock()
+		rl := p.relays[key]
+		rl.Status.Addresses = addrs
+		p.relays[key] = rl
+		p.mu.Unlock()
 	}
-	if ch, _ := allocate(&o, pool, "a", "b"); ch {
-		t.Error("allocating again changed the record")
+	// A relay restarted with another address: the other side follows.
+	setAddrs(w.a, tenA+"/relay-a", "100.80.7.7/32")
+	w.settle("ab")
+	if got := strs(w.b.peer(tenB, "c-a").Spec.Prefixes); got[0] != "100.80.7.7/32" {
+		t.Errorf("after a's new address, b's prefixes = %v", got)
 	}
-	if _, err := allocate(&o, pool, "c"); err == nil {
-		t.Errorf("a /30 gave a third host address: %v", o.Addrs)
+	if f := w.fcc("ab"); f.Status.OverlayA != "100.80.7.7" || f.Status.OverlayB != "100.80.0.2" {
+		t.Errorf("status overlayA %q overlayB %q", f.Status.OverlayA, f.Status.OverlayB)
+	}
+	// Both relays on 100.80.0.2: a conflict, named, and the peers keep
+	// what they had.
+	setAddrs(w.a, tenA+"/relay-a", "100.80.0.2/32")
+	_ = w.sync("ab")
+	c := w.cond("ab", v1alpha1.ConditionAddressesMapped)
+	if c.Status != "False" || c.Reason != v1alpha1.ReasonAddressConflict || !strings.Contains(c.Message, "100.80.0.2") {
+		t.Errorf("AddressesMapped = %+v, want False/%s naming 100.80.0.2", c, v1alpha1.ReasonAddressConflict)
+	}
+	if got := strs(w.b.peer(tenB, "c-a").Spec.Prefixes); got[0] != "100.80.7.7/32" {
+		t.Errorf("a conflict rewrote b's prefixes: %v", got)
 	}
 }
 

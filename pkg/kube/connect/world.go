@@ -31,14 +31,6 @@ type RelayIP struct {
 	Deleting bool
 }
 
-// Overlay is the record of the overlay addresses allocated to provider
-// relays, by provider cluster ID. Version is the record's resource version
-// for optimistic concurrency ("" when it does not exist yet).
-type Overlay struct {
-	Version string
-	Addrs   map[string]netip.Addr
-}
-
 // Consumer is what Sync reads and writes in the consumer cluster.
 type Consumer interface {
 	// ForeignCluster returns the ForeignCluster of id, an error wrapping
@@ -54,10 +46,6 @@ type Consumer interface {
 	CreateRelayIP(ctx context.Context, ip RelayIP) error
 	// DeleteRelayIP deletes an IP; an IP already gone is not an error.
 	DeleteRelayIP(ctx context.Context, name string) error
-	// LoadOverlay reads the overlay record; SaveOverlay writes it, failing
-	// with ErrConflict when it changed since o.Version was read.
-	LoadOverlay(ctx context.Context) (Overlay, error)
-	SaveOverlay(ctx context.Context, o Overlay) error
 	// UpdateFCC writes f's metadata (finalizers); UpdateFCCStatus its
 	// status. Both fail with ErrConflict on a stale f.
 	UpdateFCC(ctx context.Context, f *v1alpha1.ForeignClusterConnection) (*v1alpha1.ForeignClusterConnection, error)

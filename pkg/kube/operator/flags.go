@@ -3,18 +3,15 @@ package operator
 import (
 	"flag"
 	"fmt"
-	"net/netip"
 
 	"github.com/liqo-relay/relay/pkg/kube/connect"
 )
 
 // CommandLine is what relay operator's flags set (docs/operator.md): the
-// Options but Logger and Ready (OverlayPool is set by Check), and the
-// log settings.
+// Options but Logger and Ready, and the log settings.
 type CommandLine struct {
 	Options             Options
 	LogLevel, LogFormat string
-	overlayPool         string
 }
 
 // NewFlagSet returns relay operator's flag set, which fills the returned
@@ -31,29 +28,19 @@ func NewFlagSet() (*flag.FlagSet, *CommandLine) {
 	fs.StringVar(&o.LeaseName, "lease-name", "liqo-relay-operator", "name of the coordination.k8s.io Lease in --namespace")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", ":9090", "address of /metrics (empty: off)")
 	fs.StringVar(&o.HealthListen, "health-listen", ":8081", "address of /healthz and /readyz (empty: off)")
-	fs.StringVar(&c.overlayPool, "overlay-pool", "100.80.0.0/16", "prefix the relays' overlay addresses are allocated from (empty: none)")
 	fs.DurationVar(&o.GiveUp, "give-up", connect.DefaultGiveUp, "how long a deleting connection waits for an unreachable provider")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	return fs, c
 }
 
-// Check reports a missing or wrong flag, after Parse, and fills
-// Options.OverlayPool.
+// Check reports a missing or wrong flag, after Parse.
 func (c *CommandLine) Check(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if c.Options.Namespace == "" {
 		return fmt.Errorf("--namespace is required")
-	}
-	c.Options.OverlayPool = netip.Prefix{}
-	if c.overlayPool != "" {
-		p, err := netip.ParsePrefix(c.overlayPool)
-		if err != nil {
-			return fmt.Errorf("--overlay-pool: %w", err)
-		}
-		c.Options.OverlayPool = p
 	}
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -48,7 +47,6 @@ type Options struct {
 	Identity      string
 	MetricsListen string
 	HealthListen  string
-	OverlayPool   netip.Prefix
 	GiveUp        time.Duration
 	// Lease timing; zero means 15s, 10s and 2s (client-go's usual values).
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
@@ -94,7 +92,7 @@ func Run(ctx context.Context, o Options) error {
 	reg.MustRegister(leader)
 	ctl, err := connect.New(connect.Options{
 		Config: cfg, Namespace: o.Namespace, ConsumerID: o.ClusterID,
-		OverlayPool: o.OverlayPool, GiveUp: o.GiveUp, Registry: reg, Logger: log,
+		GiveUp: o.GiveUp, Registry: reg, Logger: log,
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -186,7 +187,7 @@ func (c *Cluster) NewControl(o Options) (*Control, error) {
 	eb := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.core.EventsV1()})
 	ctl := &Control{base: o.Base.Clone(), events: eb, log: o.Logger.With("component", "kube")}
 	info := relaypublish.Info{
-		PublicKey: o.Base.PublicKey().String(), ListenPort: o.Agent.ListenPort(), Mode: string(o.Base.Mode),
+		PublicKey: o.Base.PublicKey().String(), Addresses: hostPrefixes(o.Base.Addresses), ListenPort: o.Agent.ListenPort(), Mode: string(o.Base.Mode),
 		Version: o.Version, ProtocolVersion: o.Protocol, Ready: o.Agent.Ready,
 	}
 	if !o.Base.PrivateKeySecret.IsZero() {
@@ -272,4 +273,15 @@ func (ctl *Control) SetBase(ctx context.Context, cfg *config.Config) error {
 	}
 	ctl.base = cfg.Clone()
 	return nil
+}
+
+// hostPrefixes are the relay's own addresses as host prefixes (an interface
+// address 100.80.0.1/24 is published as 100.80.0.1/32): what a peer routes
+// to this relay itself, never the rest of its subnet.
+func hostPrefixes(addrs []netip.Prefix) []string {
+	out := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		out = append(out, netip.PrefixFrom(a.Addr(), a.Addr().BitLen()).String())
+	}
+	return out
 }

@@ -18,7 +18,9 @@ import (
 
 // Info is what the relay says about itself.
 type Info struct {
-	PublicKey       string
+	PublicKey string
+	// Addresses are the relay's own overlay addresses (config addresses).
+	Addresses       []string
 	ListenPort      uint16
 	Mode            string
 	Version         string
@@ -249,6 +251,7 @@ func (p *Publisher) status(relay *v1alpha1.Relay, svc *corev1.Service) v1alpha1.
 	st := v1alpha1.RelayStatus{
 		ObservedGeneration: relay.Generation,
 		PublicKey:          in.PublicKey,
+		Addresses:          append([]string(nil), in.Addresses...),
 		ListenPort:         int32(in.ListenPort),
 		Mode:               in.Mode,
 		Version:            in.Version,

@@ -132,7 +132,7 @@ func (f *fakeRelays) relay(name string) *v1alpha1.Relay {
 func TestPublisherFollowsSpecAndService(t *testing.T) {
 	f := newFake()
 	p := New(Options{Namespace: "ns", Name: "provider-a", Labels: map[string]string{"app": "relay"},
-		Info: Info{PublicKey: "PUB=", ListenPort: 51900, Mode: "tun", Version: "v1", ProtocolVersion: 1,
+		Info: Info{PublicKey: "PUB=", Addresses: []string{"100.80.0.1/32"}, ListenPort: 51900, Mode: "tun", Version: "v1", ProtocolVersion: 1,
 			Ready: func() (bool, string) { return true, "" }},
 		Relays: f, Services: f})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -141,7 +141,8 @@ func TestPublisherFollowsSpecAndService(t *testing.T) {
 
 	waitFor(t, "the Relay with its status", func() bool {
 		r := f.relay("provider-a")
-		return r != nil && r.Status.PublicKey == "PUB=" && r.Status.ListenPort == 51900 && r.Status.Ready
+		return r != nil && r.Status.PublicKey == "PUB=" && r.Status.ListenPort == 51900 && r.Status.Ready &&
+			len(r.Status.Addresses) == 1 && r.Status.Addresses[0] == "100.80.0.1/32"
 	})
 	r := f.relay("provider-a")
 	if c := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionEndpointsKnown); c == nil || c.Reason != v1alpha1.ReasonNoEndpoints {
