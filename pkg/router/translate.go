@@ -52,14 +52,6 @@ func NewTranslator(ms []Mapping) (*Translator, error) {
 			return nil, fmt.Errorf("router: mapping %d: real %v and as %v differ in length", i, m.Real, m.As)
 		}
 		real, as := m.Real.Masked(), m.As.Masked()
-		for j, o := range ms[:i] {
-			if o.Real.Overlaps(real) {
-				return nil, fmt.Errorf("router: mapping %d: real %v overlaps real %v of mapping %d", i, real, o.Real, j)
-			}
-			if o.As.Overlaps(as) {
-				return nil, fmt.Errorf("router: mapping %d: as %v overlaps as %v of mapping %d", i, as, o.As, j)
-			}
-		}
 		var idx int
 		if real.Addr().Is4() {
 			idx = len(t.m4)
@@ -70,6 +62,12 @@ func NewTranslator(ms []Mapping) (*Translator, error) {
 		}
 		out = append(out, Entry{Prefix: real, Peer: idx})
 		in = append(in, Entry{Prefix: as, Peer: idx})
+	}
+	if i, j, ok := firstOverlap(out); ok {
+		return nil, fmt.Errorf("router: mapping %d: real %v overlaps real %v of mapping %d", j, out[j].Prefix, out[i].Prefix, i)
+	}
+	if i, j, ok := firstOverlap(in); ok {
+		return nil, fmt.Errorf("router: mapping %d: as %v overlaps as %v of mapping %d", j, in[j].Prefix, in[i].Prefix, i)
 	}
 	var err error
 	if t.out, err = NewTable(out); err != nil {
