@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,11 +116,17 @@ func New(opts Options) (*Manager, error) {
 }
 
 // SetPeer records a peer's prefixes and whether the relay carries it. A
-// reachable peer's prefixes are pinned; when a peer stops being reachable its
-// pinned connections are deleted from conntrack (counted in Stats.Resets):
-// their next packet takes Liqo's path, where the remote pod answers a
+// reachable peer's prefixes are pinned for the sources the peer maps
+// (SetMapped), in the peer's own nft sets mapped_<name> and peers_<name>;
+// name must fit an nft set name (letters, digits, '-', '_', '.'). When a
+// peer stops being reachable its prefixes leave its set and its pinned
+// connections are deleted from conntrack (counted in Stats.Resets): their
+// next packet takes Liqo's path, where the remote pod answers a
 // connection it does not know with a reset.
 func (m *Manager) SetPeer(name string, prefixes []netip.Prefix, reachable bool) error {
+	if err := checkPeerName(name); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -141,9 +148,13 @@ func (m *Manager) SetPeer(name string, prefixes []netip.Prefix, reachable bool) 
 }
 
 // SetMapped records the local sources a peer knows (its seesUs reals): only
-// connections from them are pinned, so a pod whose mapping has not arrived
-// keeps Liqo's path.
+// connections from them to that peer's prefixes are pinned, so a pod whose
+// mapping for the peer has not arrived (or that another peer maps) keeps
+// Liqo's path to it.
 func (m *Manager) SetMapped(name string, mapped []netip.Prefix) error {
+	if err := checkPeerName(name); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -243,22 +254,25 @@ func (m *Manager) peer(name string) *peerState {
 	return p
 }
 
-// sets returns the contents of the nft sets. Called with m.mu held.
-func (m *Manager) sets() (peers, mapped []netip.Prefix) {
-	for _, p := range m.peers {
+// pins returns the contents of the nft table, one pin per peer, by name.
+// Called with m.mu held.
+func (m *Manager) pins() []pin {
+	out := make([]pin, 0, len(m.peers))
+	for name, p := range m.peers {
+		pn := pin{peer: name, mapped: p.mapped}
 		if p.reachable {
-			peers = append(peers, p.prefixes...)
+			pn.prefixes = p.prefixes
 		}
-		mapped = append(mapped, p.mapped...)
+		out = append(out, pn)
 	}
-	return peers, mapped
+	slices.SortFunc(out, func(a, b pin) int { return strings.Compare(a.peer, b.peer) })
+	return out
 }
 
 // writeTable replaces the nft table. Called with m.mu held (or before the
 // manager is shared).
 func (m *Manager) writeTable() error {
-	peers, mapped := m.sets()
-	return m.nft.replace(m.opts, peers, mapped)
+	return m.nft.replace(m.opts, m.pins())
 }
 
 // ensureLocked reasserts the rules and syncs the route copy. Called with

@@ -241,7 +241,7 @@ func TestManagerResetsPinnedConnections(t *testing.T) {
 		t.Errorf("%d conntrack entries left, want the 2 not pinned to b", left)
 	}
 	// The peer's prefixes left the pinning set.
-	if out := ns.Run(t, "nft", "list", "set", "ip", "liqo-relay", "peers"); strings.Contains(out, "10.92.0.12") {
+	if out := ns.Run(t, "nft", "list", "set", "ip", "liqo-relay", "peers_b"); strings.Contains(out, "10.92.0.12") {
 		t.Errorf("withdrawn peer still pinned:\n%s", out)
 	}
 }

@@ -1,6 +1,7 @@
 package liqonet
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 )
@@ -68,4 +69,38 @@ func v4(ps []netip.Prefix) []netip.Prefix {
 		return a.Bits() - b.Bits()
 	})
 	return slices.Compact(out)
+}
+
+// pin is what the nft table holds for one peer: the local sources it maps
+// (its seesUs reals) and its prefixes while it is reachable (none while it
+// is not). A connection is pinned only from a peer's mapped source to the
+// same peer's prefix.
+type pin struct {
+	peer     string
+	mapped   []netip.Prefix
+	prefixes []netip.Prefix
+}
+
+// mappedSet and peersSet name a peer's nft sets: stable for the peer's
+// life, readable in nft list.
+func mappedSet(peer string) string { return "mapped_" + peer }
+func peersSet(peer string) string  { return "peers_" + peer }
+
+// maxPeerName bounds a peer name so that its set names fit the kernel's
+// limit on nft names (NFT_NAME_MAXLEN, 256 bytes with the terminator).
+const maxPeerName = 200
+
+// checkPeerName reports a peer name that cannot be part of an nft set
+// name as nft reads it back: letters, digits, '-', '_' and '.', at most
+// maxPeerName bytes.
+func checkPeerName(name string) error {
+	if name == "" || len(name) > maxPeerName {
+		return fmt.Errorf("liqo: peer name %q: must be 1 to %d bytes (it names the nft sets mapped_<name> and peers_<name>)", name, maxPeerName)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("liqo: peer name %q: %q is not allowed in an nft set name (letters, digits, '-', '_', '.')", name, r)
+		}
+	}
+	return nil
 }

@@ -51,24 +51,27 @@ func (n *nftTable) table() *nftables.Table {
 // replace makes the table exactly the relay's (docs/liqo-addressing.md, §7)
 // in one transaction: add (so that the delete finds it), delete, define.
 // The kernel commits the batch whole or not at all, so no packet sees a
-// half table, and a table someone changed by hand is replaced. peers are
-// the prefixes of reachable peers, mapped the local sources the peers know;
-// only IPv4 prefixes go in. This is the netlink form of the nft script
+// half table, and a table someone changed by hand is replaced. Each pin
+// gets two sets and one rule of its own, in the order given: a source is
+// pinned only towards a peer that maps it. Only IPv4 prefixes go in. This
+// is the netlink form of the nft script
 //
 //	table ip <name> {
-//		set peers { type ipv4_addr; flags interval; auto-merge; elements = { ... } }
-//		set mapped { type ipv4_addr; flags interval; auto-merge; elements = { ... } }
+//		set mapped_<peer> { type ipv4_addr; flags interval; auto-merge; elements = { ... } }
+//		set peers_<peer> { type ipv4_addr; flags interval; auto-merge; elements = { ... } }
+//		... (two sets for every peer)
 //		chain restore {
 //			type filter hook prerouting priority -150; policy accept;
 //			ct mark & <mark> == <mark> meta mark set meta mark | <mark>
 //		}
 //		chain pin {
 //			type nat hook prerouting priority -101; policy accept;
-//			iifname != <tunnel> iifname != <link> ip saddr @mapped ip daddr @peers ct mark set ct mark | <mark> meta mark set meta mark | <mark> dnat to ip daddr
+//			iifname != <tunnel> iifname != <link> ip saddr @mapped_<peer> ip daddr @peers_<peer> ct mark set ct mark | <mark> meta mark set meta mark | <mark> dnat to ip daddr
+//			... (one rule for every peer)
 //			iifname <link> ct mark set ct mark | <mark> dnat to ip daddr
 //		}
 //	}
-func (n *nftTable) replace(o Options, peers, mapped []netip.Prefix) error {
+func (n *nftTable) replace(o Options, pins []pin) error {
 	c, err := n.conn()
 	if err != nil {
 		return err
@@ -77,16 +80,22 @@ func (n *nftTable) replace(o Options, peers, mapped []netip.Prefix) error {
 	c.AddTable(t)
 	c.DelTable(t)
 	c.AddTable(t)
-	sets := map[string]*nftables.Set{}
-	for _, s := range []struct {
-		name  string
-		elems []netip.Prefix
-	}{{"peers", peers}, {"mapped", mapped}} {
-		set := &nftables.Set{Table: t, Name: s.name, KeyType: nftables.TypeIPAddr, Interval: true, AutoMerge: true}
-		if err := c.AddSet(set, intervalElements(ranges(s.elems))); err != nil {
-			return fmt.Errorf("liqo: nft set %s: %w", s.name, err)
+	type sets struct{ mapped, peers *nftables.Set }
+	var bySet []sets
+	for _, p := range pins {
+		var ss sets
+		for _, s := range []struct {
+			name  string
+			elems []netip.Prefix
+			dst   **nftables.Set
+		}{{mappedSet(p.peer), p.mapped, &ss.mapped}, {peersSet(p.peer), p.prefixes, &ss.peers}} {
+			set := &nftables.Set{Table: t, Name: s.name, KeyType: nftables.TypeIPAddr, Interval: true, AutoMerge: true}
+			if err := c.AddSet(set, intervalElements(ranges(s.elems))); err != nil {
+				return fmt.Errorf("liqo: nft set %s: %w", s.name, err)
+			}
+			*s.dst = set
 		}
-		sets[s.name] = set
+		bySet = append(bySet, ss)
 	}
 	accept := nftables.ChainPolicyAccept
 	restore := c.AddChain(&nftables.Chain{
@@ -94,13 +103,14 @@ func (n *nftTable) replace(o Options, peers, mapped []netip.Prefix) error {
 		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityRef(restorePriority), Policy: &accept,
 	})
 	c.AddRule(&nftables.Rule{Table: t, Chain: restore, Exprs: restoreExprs(o.Mark)})
-	pin := c.AddChain(&nftables.Chain{
+	pinChain := c.AddChain(&nftables.Chain{
 		Name: "pin", Table: t, Type: nftables.ChainTypeNAT,
 		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityRef(pinPriority), Policy: &accept,
 	})
-	for _, exprs := range pinExprs(o, sets["mapped"], sets["peers"]) {
-		c.AddRule(&nftables.Rule{Table: t, Chain: pin, Exprs: exprs})
+	for _, ss := range bySet {
+		c.AddRule(&nftables.Rule{Table: t, Chain: pinChain, Exprs: pinPeerExprs(o, ss.mapped, ss.peers)})
 	}
+	c.AddRule(&nftables.Rule{Table: t, Chain: pinChain, Exprs: pinLinkExprs(o)})
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("liqo: replace nft table ip %s: %w", n.name, err)
 	}
@@ -221,16 +231,19 @@ func restoreExprs(bit uint32) []expr.Any {
 	)
 }
 
-// pinExprs are the pin chain's two rules: a new connection from a mapped
-// source to a reachable peer, not from Liqo's tunnel or the relay's link,
-// and every connection entering from the relay's link.
-func pinExprs(o Options, mapped, peers *nftables.Set) [][]expr.Any {
-	return [][]expr.Any{
-		slices.Concat(
-			iifname(o.Tunnel, expr.CmpOpNeq), iifname(o.Link, expr.CmpOpNeq),
-			ipIn(12, mapped), ipIn(16, peers),
-			orMark(true, o.Mark), orMark(false, o.Mark), identityDNAT(),
-		),
-		slices.Concat(iifname(o.Link, expr.CmpOpEq), orMark(true, o.Mark), identityDNAT()),
-	}
+// pinPeerExprs is a pin chain rule of one peer: a new connection from a
+// source the peer maps to one of the peer's prefixes, not from Liqo's
+// tunnel or the relay's link.
+func pinPeerExprs(o Options, mapped, peers *nftables.Set) []expr.Any {
+	return slices.Concat(
+		iifname(o.Tunnel, expr.CmpOpNeq), iifname(o.Link, expr.CmpOpNeq),
+		ipIn(12, mapped), ipIn(16, peers),
+		orMark(true, o.Mark), orMark(false, o.Mark), identityDNAT(),
+	)
+}
+
+// pinLinkExprs is the pin chain's last rule: every connection entering
+// from the relay's link.
+func pinLinkExprs(o Options) []expr.Any {
+	return slices.Concat(iifname(o.Link, expr.CmpOpEq), orMark(true, o.Mark), identityDNAT())
 }

@@ -116,3 +116,24 @@ func mustPrefixes(ss ...string) []netip.Prefix {
 	}
 	return out
 }
+
+// TestCheckPeerName: a peer name becomes part of the names of its nft sets;
+// one that cannot is refused with the name and the reason.
+func TestCheckPeerName(t *testing.T) {
+	for _, ok := range []string{"b", "cluster-b", "peer_2.east", strings.Repeat("a", maxPeerName)} {
+		if err := checkPeerName(ok); err != nil {
+			t.Errorf("checkPeerName(%q) = %v, want nil", ok, err)
+		}
+	}
+	for name, want := range map[string]string{
+		"":                                 "must be 1 to 200 bytes",
+		strings.Repeat("a", maxPeerName+1): "must be 1 to 200 bytes",
+		"a b":                              `' ' is not allowed`,
+		"a/b":                              `'/' is not allowed`,
+	} {
+		err := checkPeerName(name)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "peer name") {
+			t.Errorf("checkPeerName(%q) = %v, want an error naming the peer name and %q", name, err, want)
+		}
+	}
+}

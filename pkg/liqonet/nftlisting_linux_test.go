@@ -11,7 +11,8 @@ import (
 // TestManagerTableAsNftListsIt: the table programmed over netlink reads back
 // with nft (the operators' view, docs/config.md) as the relay's table: the
 // same text nft itself makes of the script the relay used to load with
-// nft -f, sets merged as auto-merge would.
+// nft -f, sets merged as auto-merge would. Every peer has its own two sets
+// and pin rule, in name order; an unreachable peer's prefix set is empty.
 func TestManagerTableAsNftListsIt(t *testing.T) {
 	if _, err := exec.LookPath("nft"); err != nil {
 		t.Skip("needs nft (Debian nftables) to read the table back")
@@ -31,18 +32,44 @@ func TestManagerTableAsNftListsIt(t *testing.T) {
 	}
 	got := ns.Run(t, "nft", "list", "table", "ip", "liqo-relay")
 	want := `table ip liqo-relay {
-	set peers {
+	set mapped_b {
 		type ipv4_addr
 		flags interval
 		auto-merge
-		elements = { 10.92.0.12/31, 10.93.0.0/16 }
+		elements = { 10.244.1.0/25 }
 	}
 
-	set mapped {
+	set peers_b {
 		type ipv4_addr
 		flags interval
 		auto-merge
-		elements = { 10.244.1.0/24, 10.244.2.7 }
+		elements = { 10.92.0.12 }
+	}
+
+	set mapped_c {
+		type ipv4_addr
+		flags interval
+		auto-merge
+		elements = { 10.244.1.128/25, 10.244.2.7 }
+	}
+
+	set peers_c {
+		type ipv4_addr
+		flags interval
+		auto-merge
+		elements = { 10.92.0.13, 10.93.0.0/16 }
+	}
+
+	set mapped_d {
+		type ipv4_addr
+		flags interval
+		auto-merge
+	}
+
+	set peers_d {
+		type ipv4_addr
+		flags interval
+		auto-merge
 	}
 
 	chain restore {
@@ -52,7 +79,9 @@ func TestManagerTableAsNftListsIt(t *testing.T) {
 
 	chain pin {
 		type nat hook prerouting priority dstnat - 1; policy accept;
-		iifname != "liqo-tunnel" iifname != "relay0" ip saddr @mapped ip daddr @peers ct mark set ct mark | 0x40000000 meta mark set meta mark | 0x40000000 dnat to ip daddr
+		iifname != "liqo-tunnel" iifname != "relay0" ip saddr @mapped_b ip daddr @peers_b ct mark set ct mark | 0x40000000 meta mark set meta mark | 0x40000000 dnat to ip daddr
+		iifname != "liqo-tunnel" iifname != "relay0" ip saddr @mapped_c ip daddr @peers_c ct mark set ct mark | 0x40000000 meta mark set meta mark | 0x40000000 dnat to ip daddr
+		iifname != "liqo-tunnel" iifname != "relay0" ip saddr @mapped_d ip daddr @peers_d ct mark set ct mark | 0x40000000 meta mark set meta mark | 0x40000000 dnat to ip daddr
 		iifname "relay0" ct mark set ct mark | 0x40000000 dnat to ip daddr
 	}
 }`
@@ -86,10 +115,10 @@ func TestNftSetEdgesListed(t *testing.T) {
 		{[]string{"0.0.0.0/0"}, "elements = { 0.0.0.0/0 }"},
 		{nil, ""},
 	} {
-		if err := n.replace(testOptions(), mustPrefixes(c.peers...), nil); err != nil {
+		if err := n.replace(testOptions(), []pin{{peer: "b", prefixes: mustPrefixes(c.peers...)}}); err != nil {
 			t.Fatalf("%v: %v", c.peers, err)
 		}
-		out := ns.Run(t, "nft", "list", "set", "ip", "liqo-relay", "peers")
+		out := ns.Run(t, "nft", "list", "set", "ip", "liqo-relay", "peers_b")
 		if c.want == "" && strings.Contains(out, "elements") || !strings.Contains(fields(out), c.want) {
 			t.Errorf("%v listed as:\n%s\nwant %q", c.peers, out, c.want)
 		}

@@ -28,8 +28,8 @@ func TestManagerRunsNoBinaries(t *testing.T) {
 	if err := m.SetPeer("b", peer, true); err != nil {
 		t.Fatalf("SetPeer: %v", err)
 	}
-	if got := setElements(t, nft, "peers"); len(got) != 1 || got[0] != "10.92.0.12" {
-		t.Errorf("@peers = %v, want [10.92.0.12]", got)
+	if got := setElements(t, nft, "peers_b"); len(got) != 1 || got[0] != "10.92.0.12" {
+		t.Errorf("@peers_b = %v, want [10.92.0.12]", got)
 	}
 	// Someone deletes the table: Ensure reads its absence and restores it.
 	c, err := nft.conn()
@@ -43,8 +43,8 @@ func TestManagerRunsNoBinaries(t *testing.T) {
 	if repaired, err := m.Ensure(); err != nil || !repaired {
 		t.Errorf("Ensure after the table was deleted = %v, %v; want true, nil", repaired, err)
 	}
-	if got := setElements(t, nft, "peers"); len(got) != 1 {
-		t.Errorf("@peers after the repair = %v, want the peer back", got)
+	if got := setElements(t, nft, "peers_b"); len(got) != 1 {
+		t.Errorf("@peers_b after the repair = %v, want the peer back", got)
 	}
 	if repaired, err := m.Ensure(); err != nil || repaired {
 		t.Errorf("Ensure on a settled state = %v, %v; want false, nil", repaired, err)
@@ -52,8 +52,8 @@ func TestManagerRunsNoBinaries(t *testing.T) {
 	if err := m.SetPeer("b", peer, false); err != nil {
 		t.Fatalf("withdraw: %v", err)
 	}
-	if got := setElements(t, nft, "peers"); len(got) != 0 {
-		t.Errorf("@peers after the withdrawal = %v, want empty", got)
+	if got := setElements(t, nft, "peers_b"); len(got) != 0 {
+		t.Errorf("@peers_b after the withdrawal = %v, want empty", got)
 	}
 	if err := m.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
