@@ -45,7 +45,6 @@ func (a *Agent) commit(pl *plan) {
 			old = nil
 		}
 		a.dp.bind.SetPeer(name, bindPaths(st))
-		st.second = "" // SetPeer starts without copies; the next round decides again
 		if a.dp.liqo != nil {
 			if err := a.dp.liqo.setMapped(name, st.cfg.SeesUs); err != nil {
 				a.log.Error("pinning the peer's mapped sources", "peer", name, "err", err)
@@ -68,6 +67,12 @@ func (a *Agent) commit(pl *plan) {
 		}
 		a.sel.SetPeer(name, specs, failoverSettings(st.cfg.Health))
 		a.dp.bind.SetActive(name, st.active)
+		// SetPeer keeps the secondary path by name: st.second says what
+		// the Bind does, and the next round decides again.
+		st.second = ""
+		if s, ok := a.dp.bind.Secondary(name); ok {
+			st.second = s.Name
+		}
 		a.peers[name] = st
 	}
 	a.cfg = pl.cfg

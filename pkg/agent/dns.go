@@ -94,8 +94,9 @@ func (a *Agent) onDNS(r resolver.Result) {
 			touched = true
 		}
 		if touched {
+			// SetPeer keeps the active and secondary paths and a pending
+			// flowlet move, by name: st.active and st.second stay true.
 			a.dp.bind.SetPeer(p.Name, bindPaths(st))
-			a.dp.bind.SetActive(p.Name, st.active)
 			moved = true
 		}
 	}

@@ -174,6 +174,7 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 		if k, ok := n.keys[name]; ok {
 			st.key = k
 		}
+		a.rederiveNextKey(st, n.priv)
 	}
 	a.cfg = cfg
 	a.cur.Store(cfg)
@@ -190,6 +191,22 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 	for _, st := range a.peers {
 		a.notifySwitch(st)
 	}
+}
+
+// rederiveNextKey derives st's probe key under the peer's staged next
+// public key again, from priv, our private key now: both relays of a pair
+// may rotate at once, and the probe that says the peer switched is keyed
+// by our current key.
+func (a *Agent) rederiveNextKey(st *peerState, priv config.PrivateKey) {
+	if st.nextKey == nil || st.cfg.NextPublicKey.IsZero() {
+		return
+	}
+	k, err := health.NewPeerKey(health.PrivateKey(priv), health.PublicKey(st.cfg.NextPublicKey))
+	if err != nil {
+		a.log.Error("key rotation: deriving the probe key under the peer's next key", "peer", st.cfg.Name, "err", err)
+		return
+	}
+	st.nextKey = k
 }
 
 // initiationHold bounds how long we hold our handshake initiations to a
@@ -268,6 +285,15 @@ func (a *Agent) movePeer(st *peerState) {
 	}
 	st.cfg = nc
 	st.key, st.nextKey = st.nextKey, nil
+	if a.next != nil {
+		// Our own staged key's probe key with the peer was derived from its
+		// old public key: the peer proves our next key under its new one.
+		if k, err := health.NewPeerKey(health.PrivateKey(a.next.priv), health.PublicKey(nc.PublicKey)); err == nil {
+			a.next.keys[st.cfg.Name] = k
+		} else {
+			a.log.Error("key rotation: deriving our next key's probe key with the peer's new key", "peer", st.cfg.Name, "err", err)
+		}
+	}
 	if start {
 		st.started, st.deferred = true, nil
 	}

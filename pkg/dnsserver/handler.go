@@ -194,11 +194,17 @@ func (h *Handler) answer(r *dns.Msg) *dns.Msg {
 	hdr := func(t uint16) dns.RR_Header {
 		return dns.RR_Header{Name: q.Name, Rrtype: t, Class: dns.ClassINET, Ttl: h.ttl}
 	}
+	if q.Qtype == dns.TypeANY {
+		// RFC 8482: one small record, not every address, so that ANY from
+		// a spoofed source amplifies nothing.
+		m.Answer = append(m.Answer, &dns.HINFO{Hdr: hdr(dns.TypeHINFO), Cpu: "RFC8482"})
+		return m
+	}
 	for _, a := range addrs {
 		switch {
-		case a.Is4() && (q.Qtype == dns.TypeA || q.Qtype == dns.TypeANY):
+		case a.Is4() && q.Qtype == dns.TypeA:
 			m.Answer = append(m.Answer, &dns.A{Hdr: hdr(dns.TypeA), A: a.AsSlice()})
-		case a.Is6() && (q.Qtype == dns.TypeAAAA || q.Qtype == dns.TypeANY):
+		case a.Is6() && q.Qtype == dns.TypeAAAA:
 			m.Answer = append(m.Answer, &dns.AAAA{Hdr: hdr(dns.TypeAAAA), AAAA: a.AsSlice()})
 		}
 	}

@@ -214,3 +214,19 @@ func ExampleHandler() {
 	fmt.Println(w.msgs[0].Answer[0])
 	// Output: provider-a.relay.local.	5	IN	A	100.80.0.1
 }
+
+// TestHandlerAnswersANYMinimally: ANY gets one HINFO "RFC8482" record
+// (RFC 8482), not every address: no amplification toward a spoofed source.
+func TestHandlerAnswersANYMinimally(t *testing.T) {
+	v, _ := bigView(100)
+	h, _ := testHandler(v, time.Now)
+	for _, name := range []string{"big.shop.relay.local.", "relay.local."} {
+		m := ask(t, h, udpFrom("10.244.1.7"), query(name, dns.TypeANY))
+		if m.Rcode != dns.RcodeSuccess || m.Truncated || len(m.Answer) != 1 {
+			t.Fatalf("ANY %s: rcode %d, TC %v, %d answers; want one record", name, m.Rcode, m.Truncated, len(m.Answer))
+		}
+		if hi, ok := m.Answer[0].(*dns.HINFO); !ok || hi.Cpu != "RFC8482" {
+			t.Errorf("ANY %s: answer %v, want HINFO RFC8482", name, m.Answer[0])
+		}
+	}
+}

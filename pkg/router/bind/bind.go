@@ -151,16 +151,20 @@ func (b *Bind) Send(bufs [][]byte, ep conn.Endpoint) error {
 	}
 	p := pe.p
 	r := p.route.Load()
-	if r != nil && r.pend != nil {
-		r = b.flowletStep(p, r)
-	}
-	if r == nil || r.eps[r.active] == nil {
+	if r == nil {
 		return fmt.Errorf("bind: send to %q: %w", p.name, ErrNoPath)
 	}
 	if p.holding(bufs) {
 		// wireguard-go sends an initiation alone; dropping it is what a
-		// lossy path would do, and its retry timer runs as usual.
+		// lossy path would do, and its retry timer runs as usual. It
+		// comes first: a dropped message must not wait for a move.
 		return nil
+	}
+	if r.pend != nil {
+		r = b.flowletStep(p, r)
+	}
+	if r.eps[r.active] == nil {
+		return fmt.Errorf("bind: send to %q: %w", p.name, ErrNoPath)
 	}
 	var n, data, dataBytes uint64
 	for _, buf := range bufs {

@@ -12,10 +12,11 @@ package bind
 // HoldInitiations makes Send drop the handshake initiations wireguard-go
 // sends to the peer called name (hold), or send them again (!hold). Other
 // messages, handshake responses included, are unaffected. It is safe to
-// call at any time; holding an unknown peer creates its pathless entry, as
-// ParseEndpoint does.
+// call at any time; unknown peers (never set, or removed) are ignored.
 func (b *Bind) HoldInitiations(name string, hold bool) {
-	b.peerFor(name).holdInit.Store(hold)
+	if p := b.lookup(name); p != nil {
+		p.holdInit.Store(hold)
+	}
 }
 
 // holding reports whether bufs holds an initiation that p holds back.

@@ -166,24 +166,64 @@ func (b *Bind) peerForLocked(name string) *peer {
 	return p
 }
 
-// SetPeer adds or updates a peer's paths. The active path is kept, by name,
-// if it still exists; otherwise path 0 becomes active. With no paths, Send
-// to the peer fails with ErrNoPath.
+// SetPeer adds or updates a peer's paths. The active and secondary paths
+// are kept, by name, if they still exist; otherwise path 0 becomes active
+// and there is no secondary. A move waiting for a flowlet boundary (Move)
+// stays pending, by name, if both of its routes' active paths still
+// exist; otherwise it completes at once. With no paths, Send to the peer
+// fails with ErrNoPath.
 func (b *Bind) SetPeer(name string, paths []Path) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p := b.peerForLocked(name)
-	active := 0
-	if old := target(p.route.Load()); old != nil {
-		cur := old.paths[old.active].Name
-		for i, path := range paths {
-			if path.Name == cur {
-				active = i
-				break
-			}
+	cur := p.route.Load()
+	to := b.newRoute(paths, 0)
+	if to == nil {
+		p.route.Store(nil)
+		return
+	}
+	tgt := target(cur)
+	if tgt == nil {
+		p.route.Store(to)
+		return
+	}
+	to.active, _ = indexOf(paths, tgt.paths[tgt.active].Name, 0)
+	to.secondary = keepSecondary(paths, tgt, to.active)
+	if cur.pend != nil {
+		if held, ok := indexOf(paths, cur.paths[cur.active].Name, -1); ok {
+			next := *to // paths and eps are shared: immutable
+			next.active = held
+			next.secondary = keepSecondary(paths, cur, held)
+			next.pend = &pendingMove{to: to, fl: cur.pend.fl}
+			p.route.Store(&next)
+			return
 		}
 	}
-	p.route.Store(b.newRoute(paths, active))
+	p.route.Store(to)
+}
+
+// indexOf is the index of the path called name in paths; def and false if
+// there is none.
+func indexOf(paths []Path, name string, def int) (int, bool) {
+	for i, path := range paths {
+		if path.Name == name {
+			return i, true
+		}
+	}
+	return def, false
+}
+
+// keepSecondary is the index in paths of r's secondary path, by name; -1
+// if r has none, it is gone, or it is the active path.
+func keepSecondary(paths []Path, r *route, active int) int {
+	if r.secondary < 0 {
+		return -1
+	}
+	i, ok := indexOf(paths, r.paths[r.secondary].Name, -1)
+	if !ok || i == active {
+		return -1
+	}
+	return i
 }
 
 // RemovePeer forgets a peer: its endpoint stops working (ErrNoPath), its
