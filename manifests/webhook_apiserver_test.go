@@ -112,15 +112,21 @@ spec: {}
 	// The chart's arguments, then the local overrides (the last wins).
 	fs, cl := inject.NewFlagSet(func(string) string { return "" })
 	fs.SetOutput(io.Discard)
+	saKubeconfig := c.ServiceAccountKubeconfig(t, "provider", name)
 	local := []string{"--listen=" + listen, "--metrics-listen=127.0.0.1:0", "--health-listen=127.0.0.1:0",
 		"--cert-dir=" + filepath.Join(dir, "certs"), "--sidecar=" + sidecar, "--extra-hosts=127.0.0.1",
-		"--kubeconfig=" + c.ServiceAccountKubeconfig(t, "provider", name)}
+		"--kubeconfig=" + saKubeconfig}
 	if err := fs.Parse(append(args[1:], local...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.Check(fs); err != nil {
 		t.Fatal(err)
 	}
+	// The chart's admission policies are in force before relay inject
+	// writes anything: its writes below pass them.
+	webhook := kubeconfigClient(t, saKubeconfig)
+	waitForSecretPolicies(t, admin, webhook, "provider", glueTenant)
+
 	o := cl.Options
 	metrics := make(chan string, 1)
 	o.Ready = func(_, m, _ net.Addr) { metrics <- "http://" + m.String() + "/metrics" }
@@ -211,6 +217,9 @@ spec: {clusterA: provider-a, clusterB: provider-b}
 			}
 		}
 	}
+
+	// What the chart's admission policies refuse that RBAC allows.
+	checkSecretPolicies(t, admin, webhook, "provider", glueTenant)
 
 	// No sync failed for want of a right.
 	body := scrape(t, metricsURL)
