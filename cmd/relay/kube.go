@@ -20,6 +20,7 @@ type kubeOpts struct {
 	kubeconfig *string
 	inCluster  *bool
 	namespace  *string
+	consumer   *string
 }
 
 func kubeFlags(fs *flag.FlagSet) kubeOpts {
@@ -27,6 +28,7 @@ func kubeFlags(fs *flag.FlagSet) kubeOpts {
 		kubeconfig: fs.String("kubeconfig", "", "Kubernetes mode: the API server of this kubeconfig drives the relay"),
 		inCluster:  fs.Bool("kubernetes", false, "Kubernetes mode with the in-cluster API server (in a pod)"),
 		namespace:  fs.String("namespace", "", "Kubernetes mode: the relay's namespace (default: the pod's)"),
+		consumer:   fs.String("consumer-cluster-id", "", "Kubernetes mode with dnsServer: the Liqo cluster ID of the relay's consumer, whose offloaded Services the DNS responder answers for"),
 	}
 }
 
@@ -34,14 +36,18 @@ func (k kubeOpts) enabled() bool { return *k.kubeconfig != "" || *k.inCluster }
 
 // kubeMode is a relay driven by its provider's API server.
 type kubeMode struct {
-	cluster *provider.Cluster
-	control *provider.Control
-	base    *config.Config
+	cluster  *provider.Cluster
+	consumer string
+	control  *provider.Control
+	base     *config.Config
 }
 
 // startKube connects and fills cfg's private key from its Secret; the
 // relay is built after it.
 func startKube(ctx context.Context, k kubeOpts, cfg *config.Config, log *slog.Logger) (*kubeMode, error) {
+	if cfg.DNSServer.Enabled() && *k.consumer == "" {
+		return nil, errors.New("dnsServer in Kubernetes mode needs --consumer-cluster-id: the Liqo cluster ID of the consumer whose Services it answers for")
+	}
 	provider.RouteClientLogs(log)
 	c, err := provider.Connect(*k.kubeconfig, *k.namespace)
 	if err != nil {
@@ -51,15 +57,19 @@ func startKube(ctx context.Context, k kubeOpts, cfg *config.Config, log *slog.Lo
 		return nil, err
 	}
 	log.Info("Kubernetes mode", "namespace", c.Namespace)
-	return &kubeMode{cluster: c}, nil
+	return &kubeMode{cluster: c, consumer: *k.consumer}, nil
 }
 
 // run starts the control loop; done is closed when it has stopped.
 func (km *kubeMode) run(ctx context.Context, cfg *config.Config, a *agent.Agent, m *metrics.Metrics, log *slog.Logger) (<-chan struct{}, error) {
-	ctl, err := km.cluster.NewControl(provider.Options{
+	o := provider.Options{
 		Base: cfg, Agent: a, Version: version.String(), Protocol: health.Version,
 		Registry: m.Registry(), Logger: log,
-	})
+	}
+	if cfg.DNSServer.Enabled() {
+		o.Services, o.DNSConsumer = a, km.consumer
+	}
+	ctl, err := km.cluster.NewControl(o)
 	if err != nil {
 		return nil, err
 	}

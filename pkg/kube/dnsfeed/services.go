@@ -1,9 +1,9 @@
 // Package dnsfeed turns the EndpointSlices of a provider cluster into the
 // Services the relay's DNS responder answers for (docs/dns.md, "Kubernetes
 // mode: Services"): the Services that the relay's own consumer offloaded
-// here, with every ready endpoint, as this cluster's pods dial them. It is
-// pure; the watch that feeds it (an EndpointSlice informer, and the RBAC
-// to list EndpointSlices in the offloaded namespaces) is not written yet.
+// here, with every ready endpoint, as this cluster's pods dial them.
+// Services is the pure selection; Run watches the EndpointSlices of every
+// namespace and feeds its result to the DNS responder.
 package dnsfeed
 
 import (

@@ -26,6 +26,7 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/pkg/kube/dnsfeed"
 	"github.com/liqo-relay/relay/pkg/kube/keyrotate"
 	"github.com/liqo-relay/relay/pkg/kube/keysecret"
 	"github.com/liqo-relay/relay/pkg/kube/peersync"
@@ -154,6 +155,13 @@ type Options struct {
 	Protocol int
 	Registry prometheus.Registerer
 	Logger   *slog.Logger
+	// Services, when not nil, receives the Services of DNSConsumer from
+	// this cluster's EndpointSlices (dnsfeed.Run): set when the DNS
+	// responder is enabled (docs/dns.md, Kubernetes mode: Services).
+	Services dnsfeed.Sink
+	// DNSConsumer is the Liqo cluster ID of the relay's consumer; required
+	// with Services.
+	DNSConsumer string
 }
 
 // Control is the relay's Kubernetes control loop.
@@ -163,6 +171,8 @@ type Control struct {
 	events events.EventBroadcaster
 	// rot follows key rotations; nil when the key is not kept in a Secret.
 	rot *keyrotate.Rotator
+	// dns feeds the DNS responder's Services; zero Sink when off.
+	dns dnsfeed.Options
 	log *slog.Logger
 
 	mu   sync.Mutex
@@ -183,9 +193,15 @@ func (c *Cluster) NewControl(o Options) (*Control, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Services != nil && o.DNSConsumer == "" {
+		return nil, errors.New("dnsServer in Kubernetes mode needs the consumer's Liqo cluster ID (--consumer-cluster-id) to select its Services")
+	}
 	name := o.Base.Name
 	eb := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.core.EventsV1()})
 	ctl := &Control{base: o.Base.Clone(), events: eb, log: o.Logger.With("component", "kube")}
+	if o.Services != nil {
+		ctl.dns = dnsfeed.Options{Client: c.core, Consumer: o.DNSConsumer, Sink: o.Services, Logger: o.Logger}
+	}
 	info := relaypublish.Info{
 		PublicKey: o.Base.PublicKey().String(), Addresses: hostPrefixes(o.Base.Addresses), ListenPort: o.Agent.ListenPort(), Mode: string(o.Base.Mode),
 		Version: o.Version, ProtocolVersion: o.Protocol, Ready: o.Agent.Ready,
@@ -256,6 +272,13 @@ func (ctl *Control) Run(ctx context.Context) error {
 	var perr error
 	wg.Go(func() { perr = ctl.peers.Run(ctx) })
 	wg.Go(func() { _ = ctl.pub.Run(ctx) })
+	if ctl.dns.Sink != nil {
+		wg.Go(func() {
+			if err := dnsfeed.Run(ctx, ctl.dns); err != nil {
+				ctl.log.Error("DNS Services feed stopped", "err", err)
+			}
+		})
+	}
 	wg.Wait()
 	if ctx.Err() != nil {
 		return nil
