@@ -16,6 +16,16 @@ type ConnectionPaths struct {
 	// +optional
 	// +kubebuilder:default=true
 	Consumer *bool `json:"consumer,omitempty"`
+	// ConsumerBias is added to the consumer path's cost (RelayPeer
+	// paths[].bias), so that the relays prefer the direct path unless it
+	// is slower by more than this. At equal latency direct is the better
+	// path: the consumer path carries every byte through the consumer's
+	// gateway twice. Without a bias a relay that failed over to the
+	// consumer path would stay there after the direct path is repaired
+	// whenever the two measure alike. "0s" disables it.
+	// +optional
+	// +kubebuilder:default="5ms"
+	ConsumerBias Duration `json:"consumerBias,omitempty"`
 }
 
 // KubeconfigSecretRef names a Secret in the operator's namespace holding a

@@ -67,6 +67,18 @@ func consumerPath(f *v1alpha1.ForeignClusterConnection) bool {
 	return f.Spec.Paths.Consumer == nil || *f.Spec.Paths.Consumer
 }
 
+// DefaultConsumerBias is the consumer path's bias when the
+// ForeignClusterConnection leaves it empty (the CRD's default; objects
+// written without the API server's defaulting, as in tests, get it too).
+const DefaultConsumerBias v1alpha1.Duration = "5ms"
+
+func consumerBias(f *v1alpha1.ForeignClusterConnection) v1alpha1.Duration {
+	if f.Spec.Paths.ConsumerBias == "" {
+		return DefaultConsumerBias
+	}
+	return f.Spec.Paths.ConsumerBias
+}
+
 func directPath(f *v1alpha1.ForeignClusterConnection) bool {
 	return f.Spec.Paths.Direct == nil || *f.Spec.Paths.Direct
 }

@@ -65,7 +65,7 @@ func (r *Reconciler) desired(f *v1alpha1.ForeignClusterConnection, st *status, x
 		// which the relay's liqo.consumer.cidr routes into Liqo's tunnel.
 		if x.external.Real.Contains(y.endpoint) {
 			port := strconv.Itoa(int(y.relay.Status.ListenPort))
-			spec.Paths = append(spec.Paths, v1alpha1.Path{Name: "consumer", Endpoint: net.JoinHostPort(y.endpoint.String(), port)})
+			spec.Paths = append(spec.Paths, v1alpha1.Path{Name: "consumer", Endpoint: net.JoinHostPort(y.endpoint.String(), port), Bias: consumerBias(f)})
 		} else {
 			st.fail(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonAddressConflict,
 				"%s's relay endpoint %s is outside the consumer's external CIDR %s as %s has it", y.id, y.endpoint, x.external.Real, x.id)

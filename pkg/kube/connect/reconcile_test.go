@@ -135,6 +135,34 @@ func strs[T ~string](xs []T) []string {
 	return out
 }
 
+// The consumer path carries the FCC's consumerBias (default 5ms), so
+// that the relays fail back to a repaired direct path that measures like
+// the consumer path; the direct path carries none.
+func TestSyncWritesConsumerBias(t *testing.T) {
+	for _, tc := range []struct {
+		set, want v1alpha1.Duration
+	}{{"", DefaultConsumerBias}, {"20ms", "20ms"}, {"0s", "0s"}} {
+		w := newWorld(t)
+		w.addFCC("ab", "a", "b", time.Hour)
+		w.c.fccs["ab"].Spec.Paths.ConsumerBias = tc.set
+		w.settle("ab")
+		for _, rp := range []*v1alpha1.RelayPeer{w.a.peer(tenA, "c-b"), w.b.peer(tenB, "c-a")} {
+			if rp == nil {
+				t.Fatalf("consumerBias %q: a RelayPeer is missing", tc.set)
+			}
+			for _, p := range rp.Spec.Paths {
+				want := v1alpha1.Duration("")
+				if p.Name == "consumer" {
+					want = tc.want
+				}
+				if p.Bias != want {
+					t.Errorf("consumerBias %q: %s's path %s has bias %q, want %q", tc.set, rp.Name, p.Name, p.Bias, want)
+				}
+			}
+		}
+	}
+}
+
 func TestSyncWritesBothRelayPeers(t *testing.T) {
 	w := newWorld(t)
 	w.addFCC("ab", "a", "b", time.Hour)
@@ -173,7 +201,7 @@ func TestSyncWritesBothRelayPeers(t *testing.T) {
 		t.Fatalf("consumer IPs: %v", w.c.ips)
 	}
 	wantPaths := []v1alpha1.Path{{Name: "direct", Endpoint: "b.example:51820"},
-		{Name: "consumer", Endpoint: fmt.Sprintf("10.80.%d.%d:51820", ipB.Status.As4()[2], ipB.Status.As4()[3])}}
+		{Name: "consumer", Endpoint: fmt.Sprintf("10.80.%d.%d:51820", ipB.Status.As4()[2], ipB.Status.As4()[3]), Bias: DefaultConsumerBias}}
 	if !slices.Equal(pa.Spec.Paths, wantPaths) {
 		t.Errorf("a's paths = %v, want %v", pa.Spec.Paths, wantPaths)
 	}
