@@ -40,6 +40,7 @@ func (a *Agent) publishPathStats() {
 		}
 		if s, ok := a.mon.Stats(id); ok {
 			a.metrics.PathStats(id.Peer, st.cfg.Paths[i].Name, s.Loss, s.ProbesLost)
+			a.metrics.RTTOutliers(id.Peer, st.cfg.Paths[i].Name, s.RTTOutliers)
 		}
 	}
 }

@@ -24,6 +24,33 @@ const (
 	betaShift  = 2 // beta = 1/4
 )
 
+// Outlier clipping of the smoothed RTT. A probe's RTT is measured by the
+// relays themselves, so it includes their own scheduling delays: a relay
+// throttled by its CPU limit (CFS quota, periods of 100 ms) or starved on
+// a busy node reads a healthy path's RTT tens or hundreds of milliseconds
+// high now and then. Fed to SRTT unchanged, one such sample of 300 ms on a
+// 0.3 ms path adds 37 ms, which takes ~20 samples (10 s on a standby path)
+// to decay, long enough to hold off a failback or force a false "better"
+// switch. So a sample above clipFactor x the recent median + clipFloor
+// enters SRTT at that bound (winsorized); it still counts in full in
+// Jitter and LastRTT. The median is the upper median of the last
+// medianSamples samples, so a lasting step up is clipped for at most
+// medianSamples/2 samples (then the median has moved and the samples
+// count in full), and spikes are clipped as long as they are fewer than
+// half the recent samples. Samples below the median are never clipped: a
+// path that got faster is tracked as before. SRTT itself is held at or
+// below that bound too, so an outlier the window could not judge yet
+// (the first answer) does not linger.
+const (
+	medianSamples = 8
+	clipFactor    = 2
+	clipFloor     = time.Millisecond
+	// clipMinSamples: clipping starts with the second sample. While few
+	// samples are in, the upper median is the larger of them, so a first
+	// sample that was lucky holds the next ones back for one sample only.
+	clipMinSamples = 1
+)
+
 // Estimator tracks one path's round-trip time and loss from probe outcomes.
 // It is a plain value type; the zero value has no samples and a window of
 // DefaultLossWindow.
@@ -31,6 +58,14 @@ type Estimator struct {
 	srtt, rttvar time.Duration
 	last         time.Duration // the latest sample, unsmoothed
 	hasRTT       bool
+	clipped      uint64 // samples that entered SRTT clipped (outliers)
+
+	// recent holds the last medianSamples samples: a ring whose next
+	// slot is head, with nRecent slots written (until it is full, the
+	// first nRecent).
+	recent  [medianSamples]time.Duration
+	nRecent int
+	head    int
 
 	window   int    // outcomes considered; 0 means DefaultLossWindow
 	outcomes uint64 // bit i = 1 if the i-th most recent outcome was a loss
@@ -71,13 +106,59 @@ func (e *Estimator) OnSuccess(rtt time.Duration, now time.Time) {
 			dev = -dev
 		}
 		e.rttvar += (dev - e.rttvar) >> betaShift
-		e.srtt += (rtt - e.srtt) >> alphaShift
+		s := rtt
+		if e.nRecent >= clipMinSamples {
+			if bound := clipFactor*e.median() + clipFloor; s > bound {
+				s = bound
+				e.clipped++
+			}
+		}
+		e.srtt += (s - e.srtt) >> alphaShift
+	}
+	e.remember(rtt)
+	if e.nRecent > clipMinSamples {
+		// SRTT never stays above what the recent samples justify: an
+		// outlier that came before the window could judge it (a path's
+		// first answer, read while the relay was starved) leaves SRTT as
+		// soon as the median shows it, instead of decaying over ~20
+		// samples.
+		if bound := clipFactor*e.median() + clipFloor; e.srtt > bound {
+			e.srtt = bound
+		}
 	}
 	e.push(false)
 	if now.After(e.lastOK) {
 		e.lastOK = now
 	}
 }
+
+// remember adds rtt to the recent samples.
+func (e *Estimator) remember(rtt time.Duration) {
+	e.recent[e.head] = rtt
+	e.head = (e.head + 1) % medianSamples
+	if e.nRecent < medianSamples {
+		e.nRecent++
+	}
+}
+
+// median is the upper median of the recent samples (zero if none).
+func (e *Estimator) median() time.Duration {
+	var s [medianSamples]time.Duration
+	n := e.nRecent
+	copy(s[:], e.recent[:n]) // before the ring is full, its first n slots
+	for i := 1; i < n; i++ { // insertion sort: at most 8 elements
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s[n/2]
+}
+
+// Clipped counts the samples that entered SRTT clipped as outliers.
+func (e *Estimator) Clipped() uint64 { return e.clipped }
 
 // LastRTT is the latest sample, unsmoothed (the naive selector's input).
 func (e *Estimator) LastRTT() time.Duration { return e.last }

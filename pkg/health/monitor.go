@@ -89,6 +89,10 @@ type PathStats struct {
 	// Suppressed counts probes replaced by traffic (demand mode, Demand);
 	// they are not in ProbesSent.
 	Suppressed uint64
+	// RTTOutliers counts answers whose RTT entered SRTT clipped as an
+	// outlier (Estimator.Clipped): mostly the relays' own scheduling
+	// delays.
+	RTTOutliers uint64
 }
 
 // asap is the wake time of work due at the next Due or Tick, whatever its
@@ -548,6 +552,7 @@ func (m *Monitor) Stats(id PathID) (PathStats, bool) {
 		ProbesSent:  p.sent,
 		ProbesLost:  p.lost,
 		Suppressed:  p.suppressed,
+		RTTOutliers: p.est.Clipped(),
 	}, true
 }
 

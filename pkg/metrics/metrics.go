@@ -35,6 +35,7 @@ type Metrics struct {
 	pathLoss       *prometheus.GaugeVec
 	probesSent     *prometheus.CounterVec
 	probesLost     *cumulative
+	rttOutliers    *cumulative
 	probesRejected prometheus.Counter
 	probesDropped  *prometheus.CounterVec
 	switches       *prometheus.CounterVec
@@ -100,6 +101,8 @@ func New(opts ...Option) *Metrics {
 		}, pathLabels),
 		probesLost: newCumulative(namespace+"_probes_lost_total",
 			"Probes on the path that got no answer in time.", pathLabels...),
+		rttOutliers: newCumulative(namespace+"_probe_rtt_outliers_total",
+			"Probe answers whose RTT was an outlier (over twice the path's recent median plus 1 ms), clipped in the smoothed RTT: mostly the relays' own scheduling delays, e.g. CPU throttling.", pathLabels...),
 		probesRejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "probes_rejected_total",
 			Help: "Received probe packets discarded: bad authentication, replays, or no room to handle them.",
@@ -153,7 +156,7 @@ func New(opts ...Option) *Metrics {
 
 	m.reg.MustRegister(
 		m.pathUp, m.pathActive, m.pathRTT, m.pathLoss,
-		m.probesSent, m.probesLost, m.probesRejected, m.probesDropped, m.switches,
+		m.probesSent, m.probesLost, m.rttOutliers, m.probesRejected, m.probesDropped, m.switches,
 		m.reachable, m.handshakes, m.peerBytes, m.redundantPkts, m.redundantBytes,
 		m.dropped, m.translated, m.mssClamped, reloads, buildInfo,
 		m.netstack, m.liqo,

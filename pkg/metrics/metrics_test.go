@@ -362,6 +362,7 @@ func metricsWithEverySeries() *metrics.Metrics {
 	m.ProbeRejected()
 	m.ConfigReload(true)
 	m.Redundant("b", 3, 300)
+	m.RTTOutliers("b", "direct", 2)
 	m.NetstackSource(func() metrics.NetstackCounters { return metrics.NetstackCounters{} })
 	m.LiqoSource(func() metrics.LiqoCounters {
 		return metrics.LiqoCounters{Resets: map[string]uint64{"b": 0}}
@@ -371,6 +372,44 @@ func metricsWithEverySeries() *metrics.Metrics {
 	m.DNSQuery("A", "NOERROR")
 	m.DNSQueryLimited()
 	return m
+}
+
+// The outlier count is a per-path counter that goes with its path.
+func TestRTTOutliersRemovedWithPath(t *testing.T) {
+	m := metrics.New()
+	m.RTTOutliers("b", "direct", 5)
+	m.RTTOutliers("b", "consumer", 1)
+	count := func() (n int, direct float64) {
+		fams, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() != "relay_probe_rtt_outliers_total" {
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				n++
+				for _, l := range s.GetLabel() {
+					if l.GetName() == "path" && l.GetValue() == "direct" {
+						direct = s.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return n, direct
+	}
+	if n, d := count(); n != 2 || d != 5 {
+		t.Fatalf("got %d series, direct %v; want 2 series, direct 5", n, d)
+	}
+	m.RemovePath("b", "direct")
+	if n, d := count(); n != 1 || d != 0 {
+		t.Fatalf("after RemovePath: %d series, direct %v; want only consumer's", n, d)
+	}
+	m.RemovePeer("b")
+	if n, _ := count(); n != 0 {
+		t.Fatalf("after RemovePeer: %d series, want none", n)
+	}
 }
 
 func TestRedundantCumulativeAndRemoved(t *testing.T) {

@@ -49,6 +49,15 @@ func (m *Metrics) PathStats(peer, path string, loss float64, probesLost uint64) 
 	m.probesLost.set(probesLost, peer, path)
 }
 
+// RTTOutliers sets the path's count of probe answers whose RTT was
+// clipped as an outlier (health.PathStats.RTTOutliers).
+func (m *Metrics) RTTOutliers(peer, path string, n uint64) {
+	if m == nil {
+		return
+	}
+	m.rttOutliers.set(n, peer, path)
+}
+
 // ProbeSent counts one probe sent on the path.
 func (m *Metrics) ProbeSent(peer, path string) {
 	if m == nil {
@@ -135,6 +144,7 @@ func (m *Metrics) RemovePath(peer, path string) {
 	m.switches.DeletePartialMatch(prometheus.Labels{"peer": peer, "from": path})
 	m.switches.DeletePartialMatch(prometheus.Labels{"peer": peer, "to": path})
 	m.probesLost.deleteMatching(func(v []string) bool { return v[0] == peer && v[1] == path })
+	m.rttOutliers.deleteMatching(func(v []string) bool { return v[0] == peer && v[1] == path })
 }
 
 // RemovePeer removes every series that carries the peer's label. Call it
@@ -153,6 +163,7 @@ func (m *Metrics) RemovePeer(peer string) {
 	}
 	isPeer := func(v []string) bool { return v[0] == peer }
 	m.probesLost.deleteMatching(isPeer)
+	m.rttOutliers.deleteMatching(isPeer)
 	m.peerBytes.deleteMatching(isPeer)
 	m.redundantPkts.deleteMatching(isPeer)
 	m.redundantBytes.deleteMatching(isPeer)
