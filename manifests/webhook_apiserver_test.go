@@ -126,6 +126,7 @@ spec: {}
 	// writes anything: its writes below pass them.
 	webhook := kubeconfigClient(t, saKubeconfig)
 	waitForSecretPolicies(t, admin, webhook, "provider", glueTenant)
+	waitForWebhookConfigPolicy(t, webhook, "provider", name)
 
 	o := cl.Options
 	metrics := make(chan string, 1)
@@ -220,6 +221,7 @@ spec: {clusterA: provider-a, clusterB: provider-b}
 
 	// What the chart's admission policies refuse that RBAC allows.
 	checkSecretPolicies(t, admin, webhook, "provider", glueTenant)
+	checkWebhookConfigPolicy(t, admin, webhook, "provider", name)
 
 	// No sync failed for want of a right.
 	body := scrape(t, metricsURL)
