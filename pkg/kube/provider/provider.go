@@ -308,3 +308,10 @@ func hostPrefixes(addrs []netip.Prefix) []string {
 	}
 	return out
 }
+
+// ConsumerClusterID reads the consumer's Liqo cluster ID from the
+// relay's namespace, Liqo's tenant namespace for that consumer
+// (dnsfeed.ConsumerFromNamespace).
+func (c *Cluster) ConsumerClusterID(ctx context.Context) (string, error) {
+	return dnsfeed.ConsumerFromNamespace(ctx, c.core, c.Namespace)
+}
