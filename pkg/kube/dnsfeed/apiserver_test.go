@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/liqo-relay/relay/pkg/kube/liqo"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 
@@ -27,7 +28,7 @@ func TestRunOnAPIServer(t *testing.T) {
 	kc := c.ServiceAccountKubeconfig(t, "tenant-c", "relay")
 	c.Kubectl(t, "create", "clusterrolebinding", "liqo-relay-dns-tenant-c", "--clusterrole=liqo-relay-dns", "--serviceaccount=tenant-c:relay")
 	// Liqo's tenant namespace labels (ForgeNamespace, v1.2.0).
-	c.Kubectl(t, "label", "namespace", "tenant-c", TenantNamespaceLabel+"=true", RemoteClusterIDLabel+"=consumer-c")
+	c.Kubectl(t, "label", "namespace", "tenant-c", liqo.TenantNamespaceLabel+"=true", liqo.RemoteClusterIDLabel+"=consumer-c")
 	for _, args := range [][]string{
 		{"auth", "can-i", "--as=system:serviceaccount:tenant-c:relay", "-n", "shop", "get", "endpointslices.discovery.k8s.io"},
 		{"auth", "can-i", "--as=system:serviceaccount:tenant-c:relay", "-n", "shop", "list", "services"},
@@ -73,11 +74,11 @@ endpoints:
 
 	// The consumer's cluster ID, from the tenant namespace's label, read
 	// with the ClusterRole's rights.
-	if id, err := ConsumerFromNamespace(context.Background(), cs, "tenant-c"); err != nil || id != "consumer-c" {
-		t.Fatalf("ConsumerFromNamespace(tenant-c) = %q, %v; want consumer-c", id, err)
+	if id, err := liqo.TenantClusterID(context.Background(), cs, "tenant-c"); err != nil || id != "consumer-c" {
+		t.Fatalf("TenantClusterID(tenant-c) = %q, %v; want consumer-c", id, err)
 	}
-	if _, err := ConsumerFromNamespace(context.Background(), cs, "shop"); err == nil || !strings.Contains(err.Error(), "not a Liqo tenant namespace") {
-		t.Errorf("ConsumerFromNamespace(shop): %v, want not a Liqo tenant namespace", err)
+	if _, err := liqo.TenantClusterID(context.Background(), cs, "shop"); err == nil || !strings.Contains(err.Error(), "not a Liqo tenant namespace") {
+		t.Errorf("TenantClusterID(shop): %v, want not a Liqo tenant namespace", err)
 	}
 
 	s := newSink()

@@ -29,6 +29,7 @@ import (
 	"github.com/liqo-relay/relay/pkg/kube/dnsfeed"
 	"github.com/liqo-relay/relay/pkg/kube/keyrotate"
 	"github.com/liqo-relay/relay/pkg/kube/keysecret"
+	"github.com/liqo-relay/relay/pkg/kube/liqo"
 	"github.com/liqo-relay/relay/pkg/kube/peersync"
 	"github.com/liqo-relay/relay/pkg/kube/relayclient"
 	"github.com/liqo-relay/relay/pkg/kube/relaypublish"
@@ -311,7 +312,7 @@ func hostPrefixes(addrs []netip.Prefix) []string {
 
 // ConsumerClusterID reads the consumer's Liqo cluster ID from the
 // relay's namespace, Liqo's tenant namespace for that consumer
-// (dnsfeed.ConsumerFromNamespace).
+// (liqo.TenantClusterID).
 func (c *Cluster) ConsumerClusterID(ctx context.Context) (string, error) {
-	return dnsfeed.ConsumerFromNamespace(ctx, c.core, c.Namespace)
+	return liqo.TenantClusterID(ctx, c.core, c.Namespace)
 }

@@ -1,4 +1,4 @@
-package dnsfeed
+package liqo
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 )
 
-func TestConsumerFromNamespace(t *testing.T) {
+func TestTenantClusterID(t *testing.T) {
 	ns := func(name string, labels map[string]string) *corev1.Namespace {
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	}
@@ -27,7 +27,7 @@ func TestConsumerFromNamespace(t *testing.T) {
 		{ns: "no-id", err: "has no label liqo.io/remote-cluster-id"},
 		{ns: "missing", err: "reading namespace missing"},
 	} {
-		got, err := ConsumerFromNamespace(context.Background(), cs, tc.ns)
+		got, err := TenantClusterID(context.Background(), cs, tc.ns)
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: err %v, want %q", tc.ns, err, tc.err)
