@@ -115,7 +115,7 @@ func rbacObject(t *testing.T, file, kind string) map[string]any {
 
 // withNames returns rules with the resourceNames of the named resources
 // replaced, as the chart does.
-func withNames(rules any, names map[string]string) any {
+func withNames(rules any, names map[string]any) any {
 	var out []any
 	for _, r := range rules.([]any) {
 		m := map[string]any{}
@@ -125,7 +125,11 @@ func withNames(rules any, names map[string]string) any {
 		if m["resourceNames"] != nil {
 			for _, res := range m["resources"].([]any) {
 				if n, ok := names[res.(string)]; ok {
-					m["resourceNames"] = []any{n}
+					if l, ok := n.([]any); ok {
+						m["resourceNames"] = l
+					} else {
+						m["resourceNames"] = []any{n}
+					}
 				}
 			}
 		}
@@ -146,21 +150,21 @@ func TestChartRBACIsTheComponentsRBAC(t *testing.T) {
 		{name: "names", sets: []string{"sidecar.keySecret=k", "sidecar.relayClusterRole=r", "sidecar.liqoNamespace=lq"}},
 	} {
 		objs := decodeAll(t, v.name, v.render(t, h))
-		names := map[string]string{"secrets": "relay-key", "clusterroles": "liqo-relay", "mutatingwebhookconfigurations": v.name + "-liqo-relay-inject"}
-		liqoNS := "liqo"
+		names := map[string]any{"secrets": "relay-key", "clusterroles": []any{"liqo-relay", "liqo-relay-dns"}, "mutatingwebhookconfigurations": v.name + "-liqo-relay-inject"}
+		relayRole, liqoNS := "liqo-relay", "liqo"
 		if v.name == "names" {
-			names["secrets"], names["clusterroles"], liqoNS = "k", "r", "lq"
+			names["secrets"], names["clusterroles"], relayRole, liqoNS = "k", []any{"r", "liqo-relay-dns"}, "r", "lq"
 		}
 		for _, c := range []struct {
 			kind, name, ns, file, fileKind string
-			names                          map[string]string
+			names                          map[string]any
 		}{
 			{"ClusterRole", v.name + "-liqo-relay-operator", "", "operator-role.yaml", "ClusterRole", nil},
 			{"Role", v.name + "-liqo-relay-operator", v.name, "operator-role.yaml", "Role", nil},
 			{"ClusterRole", v.name + "-liqo-relay-consumer-operator", "", "operator-provider-role.yaml", "Role", nil},
 			{"ClusterRole", v.name + "-liqo-relay-inject", "", "inject-role.yaml", "ClusterRole", names},
 			{"Role", v.name + "-liqo-relay-inject", liqoNS, "inject-role.yaml", "Role", nil},
-			{"ClusterRole", names["clusterroles"], "", "relay-role.yaml", "Role", map[string]string{"secrets": names["secrets"]}},
+			{"ClusterRole", relayRole, "", "relay-role.yaml", "Role", map[string]any{"secrets": names["secrets"]}},
 		} {
 			got := find(objs, c.kind, c.name)
 			if got == nil || get(got, "metadata", "namespace") != nilIfEmpty(c.ns) {

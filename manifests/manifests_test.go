@@ -205,6 +205,16 @@ var variants = []variant{
 			t.Errorf("serviceMonitor.enabled: %v", kinds(objs))
 		}
 	}},
+	{name: "dns", sets: []string{"components.operator.enabled=false", "sidecar.dns.enabled=true", "sidecar.dns.ttl=3s"}, check: func(t *testing.T, objs []map[string]any) {
+		if sc := sidecar(t, objs); get(sc, "dns", "enabled") != true || fmt.Sprint(get(sc, "dns", "port")) != "5353" {
+			t.Errorf("sidecar dns %v", get(sc, "dns"))
+		}
+		role := find(objs, "ClusterRole", "liqo-relay-dns")
+		file := decodeAll(t, "relay-dns-role.yaml", readFile(t, "rbac/relay-dns-role.yaml"))[0]
+		if role == nil || !reflect.DeepEqual(role["rules"], file["rules"]) {
+			t.Errorf("the chart's liqo-relay-dns rules\n%v\ndiffer from rbac/relay-dns-role.yaml's\n%v", get(role, "rules"), file["rules"])
+		}
+	}},
 	{name: "template", files: []string{"liqo-template/tenant-values.yaml"}, check: func(t *testing.T, objs []map[string]any) {
 		cm := find(objs, "ConfigMap", manifestgen.RelayConfigMap)
 		if get(cm, "metadata", "namespace") != "liqo-tenant-consumer-1" || find(objs, "ClusterRole", "liqo-relay") == nil {

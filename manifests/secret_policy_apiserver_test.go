@@ -112,6 +112,14 @@ func checkSecretPolicies(t *testing.T, admin, webhook kubernetes.Interface, rel,
 				_, err := webhook.RbacV1().RoleBindings(tenant).Create(ctx, rb, metav1.CreateOptions{})
 				return err
 			}()},
+		{what: "the webhook binding its own ClusterRole cluster-wide under a liqo-relay-* name", policies: []string{writePolicy},
+			err: func() error {
+				crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "liqo-relay-dns-x"},
+					RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: rel + "-liqo-relay-inject"},
+					Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: tenant}}}
+				_, err := webhook.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{})
+				return err
+			}()},
 		{what: "the webhook deleting a RoleBinding not its own", policies: []string{writePolicy},
 			err: func() error {
 				rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: tenant},

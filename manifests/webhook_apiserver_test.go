@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/pkg/kube/inject"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
@@ -55,7 +56,7 @@ func TestChartWebhookWithRealAPIServer(t *testing.T) {
 	h := helm(t)
 	// Liqo's gateway container is privileged.
 	c := k8stest.Start(t, "chartinject", "", "K8S_APISERVER_ARGS=--allow-privileged=true")
-	v := variant{name: "provider", sets: []string{"components.operator.enabled=false", "providerGrant.consumers[0].clusterID=" + glueGateway}}
+	v := variant{name: "provider", sets: []string{"components.operator.enabled=false", "providerGrant.consumers[0].clusterID=" + glueGateway, "sidecar.dns.enabled=true"}}
 	crds, rest := splitCRDs(v.render(t, h))
 	c.KubectlIn(t, crds, "apply", "--server-side", "-f", "-")
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(fixtureDir, "..", "crds", "networking.liqo.io_gatewayservers.yaml"))
@@ -186,6 +187,7 @@ spec: {}
 			t.Errorf("the relay cannot %s %s: %s", q[0], q[1], out)
 		}
 	}
+	checkDNSWiring(t, c, admin, got)
 	// The columns manifests/README.md tells users to check.
 	c.KubectlIn(t, `
 apiVersion: relay.liqo-relay.io/v1alpha1
@@ -249,4 +251,55 @@ func grep(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// checkDNSWiring: with sidecar.dns.enabled, the injected relay answers on
+// the pod's address, its file has the consumer's zone, and the controller
+// made, under the chart's RBAC and policies, the ClusterIP Service with
+// the CoreDNS block for that zone and the Service's ClusterIP, and the
+// ClusterRoleBinding that lets the relay read EndpointSlices everywhere.
+func checkDNSWiring(t *testing.T, c *k8stest.Cluster, admin kubernetes.Interface, pod *corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	relay := pod.Spec.Containers[3]
+	if !slices.Contains(relay.Args, "--dns-listen=$(POD_IP):5353") {
+		t.Errorf("relay args %v", relay.Args)
+	}
+	cfg, err := config.Parse([]byte(pod.Annotations[inject.ConfigAnnotation]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zone := glueGateway + ".relay.local."
+	if cfg.DNSServer.Zone != zone {
+		t.Errorf("relay zone %q, want %q", cfg.DNSServer.Zone, zone)
+	}
+	name := "liqo-relay-" + glueGateway + "-dns"
+	var svc *corev1.Service
+	k8stest.Eventually(t, "the DNS Service with its CoreDNS block", func() string {
+		svc, err = admin.CoreV1().Services(glueTenant).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if svc.Annotations[inject.CoreDNSAnnotation] == "" {
+			return "no " + inject.CoreDNSAnnotation + " annotation yet"
+		}
+		return ""
+	})
+	if want := inject.CoreDNSBlock(zone, svc.Spec.ClusterIP, 53); svc.Spec.ClusterIP == "" || svc.Annotations[inject.CoreDNSAnnotation] != want {
+		t.Errorf("CoreDNS block\n%s\nwant (zone %s, ClusterIP %s)\n%s", svc.Annotations[inject.CoreDNSAnnotation], zone, svc.Spec.ClusterIP, want)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeClusterIP || len(svc.Spec.Ports) != 2 || svc.Spec.Ports[0].Port != 53 || svc.Spec.Ports[1].Protocol != corev1.ProtocolTCP {
+		t.Errorf("DNS Service spec %+v", svc.Spec)
+	}
+	// The block as a user gets it.
+	out := c.Kubectl(t, "get", "svc", "-A", "-l", inject.DNSServiceLabel+"=true", "-o", `jsonpath={range .items[*]}{.metadata.annotations.relay\.liqo-relay\.io/coredns}{end}`)
+	if out != svc.Annotations[inject.CoreDNSAnnotation] {
+		t.Errorf("kubectl jsonpath gives\n%s", out)
+	}
+	sa := "system:serviceaccount:" + glueTenant + ":" + glueGateway
+	for _, q := range [][]string{{"-n", "provider", "list", "endpointslices.discovery.k8s.io"}, {"-n", "provider", "watch", "endpointslices.discovery.k8s.io"}, {"get", "namespaces/" + glueTenant}} {
+		if out, err := c.KubectlErr(append([]string{"auth", "can-i", "--as", sa}, q...)...); err != nil || !strings.HasSuffix(strings.TrimSpace(out), "yes") {
+			t.Errorf("the relay cannot %v: %s", q, out)
+		}
+	}
 }

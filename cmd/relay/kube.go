@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"slices"
+	"strings"
 
 	"github.com/liqo-relay/relay/pkg/agent"
 	"github.com/liqo-relay/relay/pkg/config"
@@ -21,6 +24,7 @@ type kubeOpts struct {
 	inCluster  *bool
 	namespace  *string
 	consumer   *string
+	dnsListen  *string
 }
 
 func kubeFlags(fs *flag.FlagSet) kubeOpts {
@@ -28,7 +32,8 @@ func kubeFlags(fs *flag.FlagSet) kubeOpts {
 		kubeconfig: fs.String("kubeconfig", "", "Kubernetes mode: the API server of this kubeconfig drives the relay"),
 		inCluster:  fs.Bool("kubernetes", false, "Kubernetes mode with the in-cluster API server (in a pod)"),
 		namespace:  fs.String("namespace", "", "Kubernetes mode: the relay's namespace (default: the pod's)"),
-		consumer:   fs.String("consumer-cluster-id", "", "Kubernetes mode with dnsServer: the Liqo cluster ID of the relay's consumer, whose offloaded Services the DNS responder answers for"),
+		consumer:   fs.String("consumer-cluster-id", "", "Kubernetes mode with dnsServer: the Liqo cluster ID of the relay's consumer, whose offloaded Services the DNS responder answers for (default: the liqo.io/remote-cluster-id label of the relay's tenant namespace)"),
+		dnsListen:  fs.String("dns-listen", "", "Kubernetes mode: comma-separated IP:port addresses of the DNS responder, replacing the file's dnsServer.listen (a pod passes --dns-listen=$(POD_IP):5353)"),
 	}
 }
 
@@ -40,24 +45,62 @@ type kubeMode struct {
 	consumer string
 	control  *provider.Control
 	base     *config.Config
+	// dnsListen replaces dnsServer.listen of every file read; nil: the
+	// file's.
+	dnsListen []netip.AddrPort
 }
 
 // startKube connects and fills cfg's private key from its Secret; the
-// relay is built after it.
+// relay is built after it. cfg's dnsServer.listen is replaced by
+// --dns-listen when given. With dnsServer enabled, the consumer's cluster
+// ID is --consumer-cluster-id, else the label Liqo puts on the relay's
+// tenant namespace.
 func startKube(ctx context.Context, k kubeOpts, cfg *config.Config, log *slog.Logger) (*kubeMode, error) {
-	if cfg.DNSServer.Enabled() && *k.consumer == "" {
-		return nil, errors.New("dnsServer in Kubernetes mode needs --consumer-cluster-id: the Liqo cluster ID of the consumer whose Services it answers for")
+	listen, err := parseDNSListen(*k.dnsListen)
+	if err != nil {
+		return nil, err
+	}
+	if listen != nil {
+		cfg.DNSServer.Listen = listen
 	}
 	provider.RouteClientLogs(log)
 	c, err := provider.Connect(*k.kubeconfig, *k.namespace)
 	if err != nil {
 		return nil, err
 	}
+	consumer := *k.consumer
+	if cfg.DNSServer.Enabled() && consumer == "" {
+		if consumer, err = c.ConsumerClusterID(ctx); err != nil {
+			return nil, fmt.Errorf("dnsServer in Kubernetes mode needs the consumer's Liqo cluster ID: %w", err)
+		}
+		log.Info("consumer cluster ID read from the tenant namespace", "consumer", consumer, "namespace", c.Namespace)
+	}
 	if err := c.LoadKey(ctx, cfg, log); err != nil {
 		return nil, err
 	}
 	log.Info("Kubernetes mode", "namespace", c.Namespace)
-	return &kubeMode{cluster: c, consumer: *k.consumer}, nil
+	return &kubeMode{cluster: c, consumer: consumer, dnsListen: listen}, nil
+}
+
+// parseDNSListen parses --dns-listen: nil when empty.
+func parseDNSListen(v string) ([]netip.AddrPort, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var out []netip.AddrPort
+	for i, f := range strings.Split(v, ",") {
+		ap, err := netip.ParseAddrPort(strings.TrimSpace(f))
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("--dns-listen[%d]: %q is not IP:port (IPv6 in brackets)", i, f)
+		case ap.Addr().IsUnspecified():
+			return nil, fmt.Errorf("--dns-listen[%d]: %s listens on every address: name the pod's address (it is not an open resolver)", i, ap)
+		case slices.Contains(out, ap):
+			return nil, fmt.Errorf("--dns-listen[%d]: %s is listed twice", i, ap)
+		}
+		out = append(out, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+	}
+	return out, nil
 }
 
 // run starts the control loop; done is closed when it has stopped.
@@ -88,6 +131,9 @@ func (km *kubeMode) run(ctx context.Context, cfg *config.Config, a *agent.Agent,
 // key stays the one read from the Secret at start.
 func (km *kubeMode) reload(ctx context.Context, path string, log *slog.Logger) {
 	cfg, err := agent.ParseFile(path)
+	if err == nil && km.dnsListen != nil {
+		cfg.DNSServer.Listen = km.dnsListen
+	}
 	if err == nil {
 		if cfg.PrivateKeySecret != km.base.PrivateKeySecret {
 			err = errors.New("privateKeySecret cannot change while running: restart the relay to change it")

@@ -106,6 +106,8 @@ func cmdRun(args []string, stderr io.Writer) error {
 		if kube, err = startKube(ctx, kf, cfg, log); err != nil {
 			return err
 		}
+	} else if *kf.dnsListen != "" || *kf.consumer != "" {
+		return fmt.Errorf("%w: --dns-listen and --consumer-cluster-id need Kubernetes mode (--kubeconfig FILE or --kubernetes)", errUsage)
 	} else if !cfg.PrivateKeySecret.IsZero() {
 		return fmt.Errorf("%s: privateKeySecret needs Kubernetes mode: add --kubeconfig FILE or --kubernetes", *path)
 	}

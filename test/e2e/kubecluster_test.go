@@ -172,14 +172,16 @@ func (p *Provider) StartRelay(t *testing.T, peer *Side) *Relay {
 	return p.startRelayWith(t, peer, kubeRelayYAML(p.Side))
 }
 
-// startRelayWith is StartRelay with the given configuration file.
-func (p *Provider) startRelayWith(t *testing.T, peer *Side, yaml string) *Relay {
+// startRelayWith is StartRelay with the given configuration file and
+// extra arguments of relay run.
+func (p *Provider) startRelayWith(t *testing.T, peer *Side, yaml string, extra ...string) *Relay {
 	t.Helper()
 	r := &Relay{Side: p.Side, Peer: peer, Dir: t.TempDir(), t: t}
 	r.Config = filepath.Join(r.Dir, "relay.yaml")
 	r.writeFile(yaml)
-	r.Proc = p.Side.NS.Start(t, p.Side.Name, relayBin(t), "run", "-c", r.Config,
-		"--kubeconfig", p.RelayKubeconfig, "--namespace", kubeNamespace)
+	args := append([]string{relayBin(t), "run", "-c", r.Config,
+		"--kubeconfig", p.RelayKubeconfig, "--namespace", kubeNamespace}, extra...)
+	r.Proc = p.Side.NS.Start(t, p.Side.Name, args...)
 	waitFor(t, 30*time.Second, p.Side.Name+" admin server answers", func() (bool, string) {
 		select {
 		case <-r.Proc.Done():

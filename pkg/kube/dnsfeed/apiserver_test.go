@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/liqo-relay/relay/pkg/kube/liqo"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 
@@ -26,11 +27,16 @@ func TestRunOnAPIServer(t *testing.T) {
 	c.Kubectl(t, "apply", "-f", filepath.Join(k8stest.Root(), "manifests", "rbac", "relay-dns-role.yaml"))
 	kc := c.ServiceAccountKubeconfig(t, "tenant-c", "relay")
 	c.Kubectl(t, "create", "clusterrolebinding", "liqo-relay-dns-tenant-c", "--clusterrole=liqo-relay-dns", "--serviceaccount=tenant-c:relay")
+	// Liqo's tenant namespace labels (ForgeNamespace, v1.2.0).
+	c.Kubectl(t, "label", "namespace", "tenant-c", liqo.TenantNamespaceLabel+"=true", liqo.RemoteClusterIDLabel+"=consumer-c")
 	for _, args := range [][]string{
 		{"auth", "can-i", "--as=system:serviceaccount:tenant-c:relay", "-n", "shop", "get", "endpointslices.discovery.k8s.io"},
 		{"auth", "can-i", "--as=system:serviceaccount:tenant-c:relay", "-n", "shop", "list", "services"},
+		{"auth", "can-i", "--as=system:serviceaccount:tenant-c:relay", "list", "namespaces"},
+		{"auth", "can-i", "--as=system:serviceaccount:tenant-c:relay", "update", "namespaces"},
 	} {
-		if out, _ := c.KubectlErr(args...); strings.TrimSpace(out) != "no" {
+		// The answer is the last line (a warning may precede it).
+		if out, _ := c.KubectlErr(args...); !strings.HasSuffix(strings.TrimSpace(out), "\nno") && strings.TrimSpace(out) != "no" {
 			t.Errorf("kubectl %s: %q, want no", strings.Join(args, " "), out)
 		}
 	}
@@ -65,6 +71,15 @@ endpoints:
 	}
 	c.KubectlIn(t, sliceYAML("web-refl", "web", "consumer-c", "10.92.0.12"), "apply", "-f", "-")
 	c.KubectlIn(t, sliceYAML("db-refl", "db", "consumer-d", "10.92.0.30"), "apply", "-f", "-")
+
+	// The consumer's cluster ID, from the tenant namespace's label, read
+	// with the ClusterRole's rights.
+	if id, err := liqo.TenantClusterID(context.Background(), cs, "tenant-c"); err != nil || id != "consumer-c" {
+		t.Fatalf("TenantClusterID(tenant-c) = %q, %v; want consumer-c", id, err)
+	}
+	if _, err := liqo.TenantClusterID(context.Background(), cs, "shop"); err == nil || !strings.Contains(err.Error(), "not a Liqo tenant namespace") {
+		t.Errorf("TenantClusterID(shop): %v, want not a Liqo tenant namespace", err)
+	}
 
 	s := newSink()
 	ctx, cancel := context.WithCancel(context.Background())

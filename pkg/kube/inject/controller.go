@@ -178,7 +178,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	if len(relayPods) == 0 {
-		return nil // gone, or opted out: owner references clean up
+		// Gone, or opted out: owner references clean up, except the
+		// cluster-scoped ClusterRoleBinding of the DNS responder.
+		return c.removeDNSBinding(ctx, ns, name)
 	}
 	owner, err := c.owner(ctx, ns, name)
 	if err != nil {
@@ -193,9 +195,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("local Liqo cluster ID: %w", err)
 	}
-	relay := RelayName(local, ConsumerID(relayPods[0]), c.sidecar.NameIncludesConsumer)
+	consumer := ConsumerID(relayPods[0])
+	relay := RelayName(local, consumer, c.sidecar.NameIncludesConsumer)
 	return errors.Join(
 		c.ensureRoleBinding(ctx, g),
+		c.ensureDNS(ctx, g, consumer),
 		c.ensureService(ctx, g),
 		c.ensureNetworkPolicy(ctx, g),
 		c.ensureKeySecret(ctx, g, relay),

@@ -249,7 +249,7 @@ func TestInjectKeepsLiqoContainers(t *testing.T) {
 	if after.Annotations[InjectedAnnotation] != testLocal {
 		t.Errorf("relay name annotation %q", after.Annotations[InjectedAnnotation])
 	}
-	want, _ := s.RelayConfig(testLocal)
+	want, _ := s.RelayConfig(testLocal, "")
 	if after.Annotations[ConfigAnnotation] != string(want) {
 		t.Errorf("config annotation %q", after.Annotations[ConfigAnnotation])
 	}

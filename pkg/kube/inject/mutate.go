@@ -69,7 +69,7 @@ func (s *Sidecar) Mutate(pod *corev1.Pod, name string) ([]PatchOp, error) {
 			return nil, fmt.Errorf("pod already has a volume named %s but no %s container", v.Name, ContainerName)
 		}
 	}
-	cfg, err := s.RelayConfig(name)
+	cfg, err := s.RelayConfig(name, ConsumerID(pod))
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +130,15 @@ func (s *Sidecar) container(ha bool) corev1.Container {
 	}
 	if ha {
 		c.Args = append(c.Args, "--standby-labels", configDir+"/"+labelsFile)
+	}
+	if s.DNS.Enabled {
+		// The responder answers on the pod's address, which only the pod
+		// knows: the kubelet expands $(POD_IP) in the arguments.
+		c.Env = append(c.Env, fieldEnv("POD_IP", "status.podIP"))
+		c.Args = append(c.Args, s.DNS.dnsListenArg())
+		c.Ports = append(c.Ports,
+			corev1.ContainerPort{Name: dnsPortName, ContainerPort: s.DNS.Port, Protocol: corev1.ProtocolUDP},
+			corev1.ContainerPort{Name: dnsTCPPortName, ContainerPort: s.DNS.Port, Protocol: corev1.ProtocolTCP})
 	}
 	no, yes := false, true
 	if s.Mode == ModeTUN {

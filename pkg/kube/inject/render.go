@@ -10,9 +10,12 @@ import (
 )
 
 // RelayConfig renders the relay configuration file of the relay named
-// name and checks it with pkg/config, as the relay will. The key comes
-// from the key Secret through the API server (Kubernetes mode).
-func (s *Sidecar) RelayConfig(name string) ([]byte, error) {
+// name, which serves the consumer cluster consumer, and checks it with
+// pkg/config, as the relay will. The key comes from the key Secret
+// through the API server (Kubernetes mode). With dns enabled it has
+// dnsServer with the consumer's zone and no listen: the container's
+// --dns-listen gives the pod's address.
+func (s *Sidecar) RelayConfig(name, consumer string) ([]byte, error) {
 	c := map[string]any{
 		"name":             name,
 		"privateKeySecret": map[string]any{"name": s.KeySecret},
@@ -35,6 +38,9 @@ func (s *Sidecar) RelayConfig(name string) ([]byte, error) {
 	}
 	if len(s.Health) > 0 {
 		c["health"] = s.Health
+	}
+	if s.DNS.Enabled {
+		c["dnsServer"] = s.DNS.dnsServerConfig(consumer)
 	}
 	if s.Log != (Log{}) {
 		l := map[string]any{}

@@ -51,6 +51,8 @@ type Sidecar struct {
 	RelayClusterRole string        `json:"relayClusterRole,omitempty"`
 	Service          ServiceConfig `json:"service,omitempty"`
 	NetworkPolicy    NetPolConfig  `json:"networkPolicy,omitempty"`
+	// DNS turns on the relay's DNS responder (dns.go).
+	DNS DNSConfig `json:"dns,omitempty"`
 }
 
 // Probes are the relay container's liveness and readiness probe settings.
@@ -143,6 +145,7 @@ func (s *Sidecar) setDefaults() {
 		t := true
 		s.NetworkPolicy.Enabled = &t
 	}
+	s.DNS.setDefaults()
 }
 
 // NetworkPolicyEnabled reports whether the controller writes the NetworkPolicy.
@@ -228,10 +231,11 @@ func (s *Sidecar) Validate() error {
 	default:
 		bad("service.externalTrafficPolicy", "%q is not Local or Cluster", s.Service.ExternalTrafficPolicy)
 	}
+	s.DNS.validate(s, bad)
 	if len(errs) == 0 {
 		// The rendered relay configuration must be valid: a bad health
 		// setting or prefix is found here, at start, not in every pod.
-		if _, err := s.RelayConfig("sample"); err != nil {
+		if _, err := s.RelayConfig("sample", "sample-consumer"); err != nil {
 			errs = append(errs, err)
 		}
 	}

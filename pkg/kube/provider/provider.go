@@ -29,6 +29,7 @@ import (
 	"github.com/liqo-relay/relay/pkg/kube/dnsfeed"
 	"github.com/liqo-relay/relay/pkg/kube/keyrotate"
 	"github.com/liqo-relay/relay/pkg/kube/keysecret"
+	"github.com/liqo-relay/relay/pkg/kube/liqo"
 	"github.com/liqo-relay/relay/pkg/kube/peersync"
 	"github.com/liqo-relay/relay/pkg/kube/relayclient"
 	"github.com/liqo-relay/relay/pkg/kube/relaypublish"
@@ -307,4 +308,11 @@ func hostPrefixes(addrs []netip.Prefix) []string {
 		out = append(out, netip.PrefixFrom(a.Addr(), a.Addr().BitLen()).String())
 	}
 	return out
+}
+
+// ConsumerClusterID reads the consumer's Liqo cluster ID from the
+// relay's namespace, Liqo's tenant namespace for that consumer
+// (liqo.TenantClusterID).
+func (c *Cluster) ConsumerClusterID(ctx context.Context) (string, error) {
+	return liqo.TenantClusterID(ctx, c.core, c.Namespace)
 }

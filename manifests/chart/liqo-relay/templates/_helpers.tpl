@@ -83,7 +83,8 @@ own pods. */}}
 
 {{/* The rules of the object of kind .kind in the chart file .file (a copy
 of manifests/rbac, the one source of the components' RBAC), with the
-resourceNames of the resources named in .names replaced:
+resourceNames of the resources named in .names replaced (by the one name,
+or by the list when the value is a list):
 (dict "ctx" . "file" "files/rbac/x.yaml" "kind" "Role" "names" (dict "secrets" "k")). */}}
 {{- define "liqo-relay.rbacRules" -}}
 {{- $rules := list -}}
@@ -95,7 +96,7 @@ resourceNames of the resources named in .names replaced:
 {{- range $o.rules -}}
 {{- $r := deepCopy . -}}
 {{- if hasKey $r "resourceNames" -}}
-{{- range $r.resources }}{{ if hasKey $names . }}{{ $_ := set $r "resourceNames" (list (get $names .)) }}{{ end }}{{ end -}}
+{{- range $r.resources }}{{ if hasKey $names . }}{{ $v := get $names . }}{{ if kindIs "slice" $v }}{{ $_ := set $r "resourceNames" $v }}{{ else }}{{ $_ := set $r "resourceNames" (list $v) }}{{ end }}{{ end }}{{ end -}}
 {{- end -}}
 {{- $rules = append $rules $r -}}
 {{- end -}}
