@@ -31,24 +31,29 @@ const (
 // high now and then. Fed to SRTT unchanged, one such sample of 300 ms on a
 // 0.3 ms path adds 37 ms, which takes ~20 samples (10 s on a standby path)
 // to decay, long enough to hold off a failback or force a false "better"
-// switch. So a sample above clipFactor x the recent median + clipFloor
-// enters SRTT at that bound (winsorized); it still counts in full in
-// Jitter and LastRTT. The median is the upper median of the last
-// medianSamples samples, so a lasting step up is clipped for at most
-// medianSamples/2 samples (then the median has moved and the samples
-// count in full), and spikes are clipped as long as they are fewer than
-// half the recent samples. Samples below the median are never clipped: a
-// path that got faster is tracked as before. SRTT itself is held at or
-// below that bound too, so an outlier the window could not judge yet
-// (the first answer) does not linger.
+// switch. So an isolated outlier, a sample above clipFactor x the
+// recent median + clipFloor while at most maxClipped-1 other samples of
+// the window were clipped, enters SRTT at that bound (winsorized); it
+// still counts in full in Jitter and LastRTT. The median is the upper
+// median of the last medianSamples samples (before this one).
+//
+// Only isolated ones: the estimator cannot tell the relays' own delay
+// from a path's queueing, and a path whose RTT is high in more than
+// maxClipped of any medianSamples consecutive samples (intermittent
+// congestion, a lasting step up) has its high samples count in full, so
+// a bufferbloated path does not look fast. Samples below the median are
+// never clipped: a path that got faster is tracked as before.
+//
+// While the window fills (the first medianSamples answers of a path, and
+// again after each outage, when it restarts), SRTT itself is held at or
+// below the bound too, so an outlier that came before the window could
+// judge it (a path's first answer, read while the relay was starved)
+// does not linger for ~20 samples.
 const (
 	medianSamples = 8
 	clipFactor    = 2
 	clipFloor     = time.Millisecond
-	// clipMinSamples: clipping starts with the second sample. While few
-	// samples are in, the upper median is the larger of them, so a first
-	// sample that was lucky holds the next ones back for one sample only.
-	clipMinSamples = 1
+	maxClipped    = 2
 )
 
 // Estimator tracks one path's round-trip time and loss from probe outcomes.
@@ -62,10 +67,11 @@ type Estimator struct {
 
 	// recent holds the last medianSamples samples: a ring whose next
 	// slot is head, with nRecent slots written (until it is full, the
-	// first nRecent).
-	recent  [medianSamples]time.Duration
-	nRecent int
-	head    int
+	// first nRecent). wasClipped marks the slots whose sample was clipped.
+	recent     [medianSamples]time.Duration
+	wasClipped [medianSamples]bool
+	nRecent    int
+	head       int
 
 	window   int    // outcomes considered; 0 means DefaultLossWindow
 	outcomes uint64 // bit i = 1 if the i-th most recent outcome was a loss
@@ -96,7 +102,8 @@ func (e *Estimator) OnSuccess(rtt time.Duration, now time.Time) {
 		rtt = 0
 	}
 	e.last = rtt
-	if !e.hasRTT {
+	first := !e.hasRTT
+	if first {
 		// RFC 6298 (2.2): first sample.
 		e.srtt, e.rttvar, e.hasRTT = rtt, rtt/2, true
 	} else {
@@ -106,22 +113,22 @@ func (e *Estimator) OnSuccess(rtt time.Duration, now time.Time) {
 			dev = -dev
 		}
 		e.rttvar += (dev - e.rttvar) >> betaShift
-		s := rtt
-		if e.nRecent >= clipMinSamples {
-			if bound := clipFactor*e.median() + clipFloor; s > bound {
-				s = bound
-				e.clipped++
-			}
+	}
+	s, clip := rtt, false
+	if e.nRecent > 0 && e.clippedInWindow() < maxClipped {
+		if bound := clipFactor*e.median() + clipFloor; s > bound {
+			s, clip = bound, true
+			e.clipped++
 		}
+	}
+	if !first {
 		e.srtt += (s - e.srtt) >> alphaShift
 	}
-	e.remember(rtt)
-	if e.nRecent > clipMinSamples {
-		// SRTT never stays above what the recent samples justify: an
-		// outlier that came before the window could judge it (a path's
-		// first answer, read while the relay was starved) leaves SRTT as
-		// soon as the median shows it, instead of decaying over ~20
-		// samples.
+	e.remember(rtt, clip)
+	if e.nRecent > 1 && e.nRecent < medianSamples {
+		// The window is filling: SRTT is held under its bound (with two
+		// samples in, the upper median is the larger, so this first acts
+		// at the third).
 		if bound := clipFactor*e.median() + clipFloor; e.srtt > bound {
 			e.srtt = bound
 		}
@@ -133,8 +140,8 @@ func (e *Estimator) OnSuccess(rtt time.Duration, now time.Time) {
 }
 
 // remember adds rtt to the recent samples.
-func (e *Estimator) remember(rtt time.Duration) {
-	e.recent[e.head] = rtt
+func (e *Estimator) remember(rtt time.Duration, clipped bool) {
+	e.recent[e.head], e.wasClipped[e.head] = rtt, clipped
 	e.head = (e.head + 1) % medianSamples
 	if e.nRecent < medianSamples {
 		e.nRecent++
@@ -155,6 +162,29 @@ func (e *Estimator) median() time.Duration {
 		return 0
 	}
 	return s[n/2]
+}
+
+// clippedInWindow counts the clipped samples among the last
+// medianSamples-1: with the next one, those are medianSamples
+// consecutive samples (when the ring is full, the slot at head is the
+// oldest, about to be overwritten).
+func (e *Estimator) clippedInWindow() int {
+	n := 0
+	for i := range e.nRecent {
+		if e.wasClipped[i] && !(e.nRecent == medianSamples && i == e.head) {
+			n++
+		}
+	}
+	return n
+}
+
+// RestartWindow forgets the recent samples that outliers are judged
+// against, keeping SRTT: the Monitor calls it when a path comes back up,
+// which may be over another route (the window then fills again, with
+// SRTT held under its bound meanwhile).
+func (e *Estimator) RestartWindow() {
+	e.nRecent, e.head = 0, 0
+	e.wasClipped = [medianSamples]bool{}
 }
 
 // Clipped counts the samples that entered SRTT clipped as outliers.

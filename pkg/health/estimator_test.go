@@ -169,8 +169,9 @@ func TestEstimatorSpikesClipped(t *testing.T) {
 	}
 }
 
-// A lasting step up is clipped only until the median has moved: then the
-// samples count in full and SRTT converges as before.
+// A lasting step up is clipped only for its first maxClipped samples:
+// then the samples count in full (and soon the median has moved) and
+// SRTT converges as before.
 func TestEstimatorStepUpNotClippedForLong(t *testing.T) {
 	e := NewEstimator(0)
 	for range 40 {
@@ -179,14 +180,14 @@ func TestEstimatorStepUpNotClippedForLong(t *testing.T) {
 	for range medianSamples / 2 {
 		e.OnSuccess(50*time.Millisecond, t0)
 	}
-	if got := e.Clipped(); got != medianSamples/2 {
-		t.Fatalf("clipped %d samples of the step, want %d (until the median moves)", got, medianSamples/2)
+	if got := e.Clipped(); got != maxClipped {
+		t.Fatalf("clipped %d samples of the step, want %d (only isolated outliers are)", got, maxClipped)
 	}
 	for range 40 {
 		e.OnSuccess(50*time.Millisecond, t0)
 	}
-	if got := e.Clipped(); got != medianSamples/2 {
-		t.Fatalf("clipped %d samples, want still %d: after the median moved none is an outlier", got, medianSamples/2)
+	if got := e.Clipped(); got != maxClipped {
+		t.Fatalf("clipped %d samples, want still %d: after the median moved none is an outlier", got, maxClipped)
 	}
 	if e.SRTT() < 49*time.Millisecond {
 		t.Fatalf("SRTT = %v after 44 samples of 50ms, want ~50ms", e.SRTT())
@@ -205,5 +206,50 @@ func TestEstimatorFirstSampleOutlierDoesNotLinger(t *testing.T) {
 	}
 	if want := clipFactor*300*time.Microsecond + clipFloor; e.SRTT() > want {
 		t.Fatalf("SRTT = %v after a 200ms first answer and two of 0.3ms, want at most %v", e.SRTT(), want)
+	}
+}
+
+// A path whose RTT is high in more than maxClipped of every medianSamples
+// samples is congested now and then, not read by a starved relay once in
+// a while: its high samples count in full, so it does not look fast.
+func TestEstimatorFrequentSpikesCount(t *testing.T) {
+	e := NewEstimator(0)
+	var sum time.Duration
+	for i := range 256 {
+		rtt := 20 * time.Millisecond
+		if i%8 < 3 { // 3 of every 8
+			rtt = 200 * time.Millisecond
+		}
+		e.OnSuccess(rtt, t0)
+		if i >= 192 {
+			sum += e.SRTT()
+		}
+	}
+	// The samples average 87.5 ms. Were all spikes clipped (at 2 x 20 + 1
+	// = 41 ms), SRTT would average (3 x 41 + 5 x 20) / 8 = 27.9 ms; with
+	// the third of each run counted in full, ~47.8 ms.
+	if mean := sum / 64; mean < 40*time.Millisecond {
+		t.Fatalf("SRTT averages %v for a 20 ms path at 200 ms in 3 of every 8 samples: the congestion is hidden", mean)
+	}
+}
+
+// After an outage the window restarts (Monitor: forgetOutage): a path
+// that comes back over a slower route is not judged against the old
+// route's median.
+func TestEstimatorRestartWindowTracksNewRoute(t *testing.T) {
+	e := NewEstimator(0)
+	for range 40 {
+		e.OnSuccess(time.Millisecond, t0)
+	}
+	e.RestartWindow()
+	for range 8 {
+		e.OnSuccess(30*time.Millisecond, t0)
+	}
+	if e.Clipped() != 0 {
+		t.Fatalf("clipped %d samples of the new route after the window restarted", e.Clipped())
+	}
+	// 1 ms -> 30 ms: after 8 samples of the EWMA, 30 - 29 x (7/8)^8 = 19.7 ms.
+	if e.SRTT() < 19*time.Millisecond {
+		t.Fatalf("SRTT = %v after 8 samples of 30 ms on the new route, want the EWMA's ~19.7 ms", e.SRTT())
 	}
 }

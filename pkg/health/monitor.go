@@ -407,6 +407,7 @@ func (p *path) forgetOutage(sent time.Time) {
 		p.out[i] = p.out[p.nOut]
 	}
 	p.est.ResetLoss()
+	p.est.RestartWindow()
 }
 
 func (m *Monitor) send(p *path, now time.Time) {

@@ -102,7 +102,7 @@ func New(opts ...Option) *Metrics {
 		probesLost: newCumulative(namespace+"_probes_lost_total",
 			"Probes on the path that got no answer in time.", pathLabels...),
 		rttOutliers: newCumulative(namespace+"_probe_rtt_outliers_total",
-			"Probe answers whose RTT was an outlier (over twice the path's recent median plus 1 ms), clipped in the smoothed RTT: mostly the relays' own scheduling delays, e.g. CPU throttling.", pathLabels...),
+			"Probe answers whose RTT was an isolated outlier (over twice the path's recent median plus 1 ms, at most 2 in 8 samples), clipped in the smoothed RTT: mostly the relays' own scheduling delays, e.g. CPU throttling.", pathLabels...),
 		probesRejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "probes_rejected_total",
 			Help: "Received probe packets discarded: bad authentication, replays, or no room to handle them.",
