@@ -130,13 +130,38 @@ func checkSecretPolicies(t *testing.T, admin, webhook kubernetes.Interface, rel,
 				}
 				return webhook.RbacV1().RoleBindings(tenant).Delete(ctx, rb.Name, metav1.DeleteOptions{})
 			}()},
+		// Its own Service lives in the release namespace (named
+		// liqo-relay-inject for a release called liqo-relay): turned into
+		// an ExternalName it would send every gateway pod to an attacker.
+		{what: "the webhook creating a liqo-relay-* Service in the release's namespace", policies: []string{writePolicy},
+			err: func() error {
+				_, err := webhook.CoreV1().Services(rel).Create(ctx, clusterIPService(rel, "liqo-relay-inject"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				return err
+			}()},
+		{what: "the webhook creating an ExternalName Service liqo-relay-x in the tenant namespace", policies: []string{writePolicy},
+			err: func() error {
+				svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "liqo-relay-x", Namespace: tenant},
+					Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "attacker.example.com"}}
+				_, err := webhook.CoreV1().Services(tenant).Create(ctx, svc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				return err
+			}()},
 	} {
 		if msg := refusedByPolicy(c.err, c.policies...); msg != "" {
 			t.Errorf("%s: %s", c.what, msg)
 		}
 	}
+	// The webhook's own kinds of write pass: a ClusterIP liqo-relay-*
+	// Service in a tenant namespace, an Opaque key Secret.
+	if _, err := webhook.CoreV1().Services(tenant).Create(ctx, clusterIPService(tenant, "liqo-relay-x"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("the webhook creating a ClusterIP Service liqo-relay-x in %s: %v", tenant, err)
+	}
 	// The webhook's own kind of write passes: an Opaque key Secret.
 	if _, err := webhook.CoreV1().Secrets("default").Create(ctx, opaqueSecret("default", "relay-key"), metav1.CreateOptions{}); err != nil {
 		t.Errorf("the webhook creating an Opaque default/relay-key: %v", err)
 	}
+}
+
+func clusterIPService(ns, name string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "x", Port: 53}}}}
 }

@@ -58,6 +58,7 @@ func waitForWebhookConfigPolicy(t *testing.T, webhook kubernetes.Interface, rel,
 // admin's change is not the policy's business.
 func checkWebhookConfigPolicy(t *testing.T, admin, webhook kubernetes.Interface, rel, name string) {
 	t.Helper()
+	str := func(v string) *string { return &v }
 	for _, c := range []struct {
 		what string
 		edit func(*admissionv1.MutatingWebhookConfiguration)
@@ -65,13 +66,41 @@ func checkWebhookConfigPolicy(t *testing.T, admin, webhook kubernetes.Interface,
 		{"widening its rules to pod updates", func(m *admissionv1.MutatingWebhookConfiguration) { widenRules(&m.Webhooks[0]) }},
 		{"dropping its namespaceSelector", func(m *admissionv1.MutatingWebhookConfiguration) { m.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{} }},
 		{"dropping its objectSelector", func(m *admissionv1.MutatingWebhookConfiguration) { m.Webhooks[0].ObjectSelector = nil }},
+		{"adding a match condition", func(m *admissionv1.MutatingWebhookConfiguration) {
+			m.Webhooks[0].MatchConditions = append(m.Webhooks[0].MatchConditions, admissionv1.MatchCondition{Name: "all", Expression: "true"})
+		}},
 		{"making its failures fatal", func(m *admissionv1.MutatingWebhookConfiguration) {
 			f := admissionv1.Fail
 			m.Webhooks[0].FailurePolicy = &f
 		}},
+		{"changing its match policy", func(m *admissionv1.MutatingWebhookConfiguration) {
+			p := admissionv1.Exact
+			if m.Webhooks[0].MatchPolicy != nil && *m.Webhooks[0].MatchPolicy == p {
+				p = admissionv1.Equivalent
+			}
+			m.Webhooks[0].MatchPolicy = &p
+		}},
+		{"asking to be reinvoked", func(m *admissionv1.MutatingWebhookConfiguration) {
+			r := admissionv1.IfNeededReinvocationPolicy
+			m.Webhooks[0].ReinvocationPolicy = &r
+		}},
+		{"changing its side effects", func(m *admissionv1.MutatingWebhookConfiguration) {
+			se := admissionv1.SideEffectClassNoneOnDryRun
+			m.Webhooks[0].SideEffects = &se
+		}},
+		{"changing its timeout", func(m *admissionv1.MutatingWebhookConfiguration) {
+			to := int32(29)
+			m.Webhooks[0].TimeoutSeconds = &to
+		}},
+		{"changing its review versions", func(m *admissionv1.MutatingWebhookConfiguration) {
+			m.Webhooks[0].AdmissionReviewVersions = []string{"v1", "v1beta1"}
+		}},
 		{"pointing it at another URL", func(m *admissionv1.MutatingWebhookConfiguration) {
-			u := "https://attacker.example/mutate"
-			m.Webhooks[0].ClientConfig.URL = &u
+			m.Webhooks[0].ClientConfig.URL = str("https://attacker.example/mutate")
+		}},
+		{"pointing it at a Service", func(m *admissionv1.MutatingWebhookConfiguration) {
+			m.Webhooks[0].ClientConfig.URL = nil
+			m.Webhooks[0].ClientConfig.Service = &admissionv1.ServiceReference{Namespace: "kube-system", Name: "attacker", Path: str("/mutate")}
 		}},
 		{"adding a second webhook", func(m *admissionv1.MutatingWebhookConfiguration) {
 			w := *m.Webhooks[0].DeepCopy()
@@ -79,15 +108,28 @@ func checkWebhookConfigPolicy(t *testing.T, admin, webhook kubernetes.Interface,
 			m.Webhooks = append(m.Webhooks, w)
 		}},
 		{"relabelling it", func(m *admissionv1.MutatingWebhookConfiguration) { m.Labels["x"] = "y" }},
+		{"annotating it", func(m *admissionv1.MutatingWebhookConfiguration) {
+			if m.Annotations == nil {
+				m.Annotations = map[string]string{}
+			}
+			m.Annotations["x"] = "y"
+		}},
+		{"adding a finalizer (blocks its removal)", func(m *admissionv1.MutatingWebhookConfiguration) {
+			m.Finalizers = append(m.Finalizers, "example.com/hold")
+		}},
+		{"giving it a missing owner (the garbage collector would delete it)", func(m *admissionv1.MutatingWebhookConfiguration) {
+			m.OwnerReferences = append(m.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "gone", UID: "00000000-0000-0000-0000-000000000000"})
+		}},
 	} {
-		if msg := refusedByPolicy(updateWebhookConfig(webhook, name, false, c.edit), webhookConfigPolicy(rel)); msg != "" {
+		// Dry runs: a regression admits nothing for real, so every case
+		// starts from the configuration as it is.
+		if msg := refusedByPolicy(updateWebhookConfig(webhook, name, true, c.edit), webhookConfigPolicy(rel)); msg != "" {
 			t.Errorf("the webhook %s: %s", c.what, msg)
 		}
 	}
 	// The caBundle alone passes.
 	if err := updateWebhookConfig(webhook, name, true, func(m *admissionv1.MutatingWebhookConfiguration) {
-		m.Webhooks[0].ClientConfig.CABundle = append([]byte(nil), m.Webhooks[0].ClientConfig.CABundle...)
-		m.Webhooks[0].ClientConfig.CABundle = append(m.Webhooks[0].ClientConfig.CABundle, '\n')
+		m.Webhooks[0].ClientConfig.CABundle = append(append([]byte(nil), m.Webhooks[0].ClientConfig.CABundle...), '\n')
 	}); err != nil {
 		t.Errorf("the webhook changing only its caBundle: %v", err)
 	}
