@@ -64,7 +64,9 @@ func checkWebhookConfigPolicy(t *testing.T, admin, webhook kubernetes.Interface,
 		edit func(*admissionv1.MutatingWebhookConfiguration)
 	}{
 		{"widening its rules to pod updates", func(m *admissionv1.MutatingWebhookConfiguration) { widenRules(&m.Webhooks[0]) }},
-		{"dropping its namespaceSelector", func(m *admissionv1.MutatingWebhookConfiguration) { m.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{} }},
+		{"dropping its namespaceSelector", func(m *admissionv1.MutatingWebhookConfiguration) {
+			m.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{}
+		}},
 		{"dropping its objectSelector", func(m *admissionv1.MutatingWebhookConfiguration) { m.Webhooks[0].ObjectSelector = nil }},
 		{"adding a match condition", func(m *admissionv1.MutatingWebhookConfiguration) {
 			m.Webhooks[0].MatchConditions = append(m.Webhooks[0].MatchConditions, admissionv1.MatchCondition{Name: "all", Expression: "true"})
