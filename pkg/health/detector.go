@@ -68,9 +68,16 @@ func (d *Detector) OnPassive(now time.Time, detect time.Duration) {
 	d.evidence(now, detect)
 }
 
+// evidence records evidence at now. Evidence newer than any before sets the
+// deadline to now + detect, whatever moved the deadline before (a stall,
+// Defer, or a larger jitter margin in detect): the path has just been shown
+// alive, and the rule from here on is the detect time it has now. Older
+// evidence (passive evidence dated in the past) only ever extends it.
 func (d *Detector) evidence(now time.Time, detect time.Duration) {
 	if now.After(d.lastEv) {
 		d.lastEv = now
+		d.deadline = now.Add(detect)
+		return
 	}
 	if dl := d.lastEv.Add(detect); dl.After(d.deadline) {
 		d.deadline = dl
@@ -105,5 +112,19 @@ func (d *Detector) Retime(now time.Time, detect time.Duration) {
 		d.deadline = fromLast
 	} else {
 		d.deadline = capNew
+	}
+}
+
+// Defer moves the deadline of an up path later after the shell could not
+// run (Monitor.Stalled): by late, the time it could not run, and to no
+// earlier than floor. It never brings a deadline forward and does nothing
+// for a down path.
+func (d *Detector) Defer(late time.Duration, floor time.Time) {
+	if !d.up {
+		return
+	}
+	d.deadline = d.deadline.Add(late)
+	if d.deadline.Before(floor) {
+		d.deadline = floor
 	}
 }

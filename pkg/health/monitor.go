@@ -145,6 +145,14 @@ func (p *path) detect() time.Duration {
 	return p.interval() * time.Duration(p.s.DetectMultiplier)
 }
 
+// span is how long the path may go without evidence before it is down: the
+// detect time plus the jitter margin (stall.go), so that answers spread by
+// the path's own delay variation are not taken for silence.
+func (p *path) span() time.Duration {
+	d := p.detect()
+	return d + DeadlineMargin(p.est.Jitter(), d)
+}
+
 // computeWake sets p.wake to the earliest instant p has time-driven work.
 func (p *path) computeWake() {
 	w := p.next
@@ -354,7 +362,7 @@ func (m *Monitor) advance(now time.Time) {
 func (m *Monitor) process(p *path, now time.Time) {
 	if p.retime {
 		p.retime = false
-		p.det.Retime(now, p.detect())
+		p.det.Retime(now, p.span())
 	}
 	// Expire unanswered probes.
 	for i := 0; i < p.nOut; {
@@ -504,7 +512,12 @@ func (m *Monitor) OnReply(id PathID, nonce uint64, now time.Time) (rtt time.Dura
 	rtt = now.Sub(sent)
 	p.nOut--
 	p.out[i] = p.out[p.nOut]
-	if p.det.OnAnswer(now, p.detect(), p.s.UpThreshold) {
+	// The deadline counts the jitter margin with this sample in it: what
+	// the path's estimates say from now on.
+	after := p.est
+	after.OnSuccess(rtt, now)
+	d := p.detect()
+	if p.det.OnAnswer(now, d+DeadlineMargin(after.Jitter(), d), p.s.UpThreshold) {
 		p.forgetOutage(sent)
 		m.trans = append(m.trans, Transition{ID: id, Up: true, At: now})
 		p.retime = p.peer.idle // an idle peer's up path is probed slower
@@ -522,7 +535,7 @@ func (m *Monitor) OnPassive(id PathID, now time.Time) {
 	if !ok {
 		return
 	}
-	p.det.OnPassive(now, p.detect())
+	p.det.OnPassive(now, p.span())
 	m.reschedule(p)
 }
 
