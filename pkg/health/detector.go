@@ -27,6 +27,7 @@ type Detector struct {
 	lastEv   time.Time // last evidence of any kind
 	deadline time.Time // when up: down at this instant without new evidence
 	changed  time.Time // last transition
+	floored  bool      // Defer raised the deadline to its floor since the last evidence
 }
 
 // Up reports the current state.
@@ -77,6 +78,7 @@ func (d *Detector) evidence(now time.Time, detect time.Duration) {
 	if now.After(d.lastEv) {
 		d.lastEv = now
 		d.deadline = now.Add(detect)
+		d.floored = false
 		return
 	}
 	if dl := d.lastEv.Add(detect); dl.After(d.deadline) {
@@ -116,15 +118,17 @@ func (d *Detector) Retime(now time.Time, detect time.Duration) {
 }
 
 // Defer moves the deadline of an up path later after the shell could not
-// run (Monitor.Stalled): by late, the time it could not run, and to no
-// earlier than floor. It never brings a deadline forward and does nothing
-// for a down path.
+// run (Monitor.Stalled): by late, the time it could not run, and, once
+// between two pieces of evidence, to no earlier than floor. Only once:
+// a relay late at every wake would otherwise push the deadline of a dead
+// path to the floor again at every wake, and never declare it down. It
+// never brings a deadline forward and does nothing for a down path.
 func (d *Detector) Defer(late time.Duration, floor time.Time) {
 	if !d.up {
 		return
 	}
 	d.deadline = d.deadline.Add(late)
-	if d.deadline.Before(floor) {
-		d.deadline = floor
+	if !d.floored && d.deadline.Before(floor) {
+		d.deadline, d.floored = floor, true
 	}
 }

@@ -63,6 +63,10 @@ func (s State) String() string {
 type Probe struct {
 	ID    PathID
 	Nonce uint64
+	// Due is when the probe was due by the schedule (the time Due was
+	// called, for a probe due at once): the shell's send time minus Due is
+	// how late it went out.
+	Due time.Time
 }
 
 // Transition is a change of a path's state. At is when it happened: for a
@@ -432,7 +436,11 @@ func (m *Monitor) send(p *path, now time.Time) {
 	}
 	p.nOut++
 	p.sent++
-	m.probes = append(m.probes, Probe{ID: p.id, Nonce: p.peer.nonce})
+	due := p.next
+	if due.Equal(asap) || due.After(now) {
+		due = now
+	}
+	m.probes = append(m.probes, Probe{ID: p.id, Nonce: p.peer.nonce, Due: due})
 
 	iv := p.interval()
 	if j := uint64(iv / scheduleJitterDiv); j > 0 {

@@ -27,9 +27,10 @@ import "time"
 // path's deadline moves later by the lateness, and to no earlier than one
 // RTO (SRTT plus the jitter margin) after the wake, so that after a stall
 // a path gets one round trip of running time, in which the probe sent at
-// the wake can be answered, before it is judged. A dead path is still
-// detected: each stall postpones its deadline by the stall plus at most one
-// RTO, and time the relay does run counts in full.
+// the wake can be answered, before it is judged (that floor once between
+// two pieces of evidence: Detector.Defer). A dead path is still detected:
+// each stall postpones its deadline by the stall (plus one RTO, once), and
+// time the relay does run counts in full.
 
 // jitterMarginMult: the deadline allows this many mean deviations of the
 // RTT on top of the detect time (RFC 6298's K = 4 for TCP's RTO).
@@ -54,12 +55,13 @@ func DeadlineMargin(jitter, detect time.Duration) time.Duration {
 
 // Stalled tells the monitor that the shell woke (or ran) late time later
 // than it meant to, at now: the relay could not send probes or read
-// answers meanwhile. For every up path whose interval is shorter than
-// stallTolerance x late, the deadline moves later by late and to no
-// earlier than now + SRTT + the jitter margin, and its unanswered probes
-// expire late later. Paths that are down are not affected (only answers
-// bring them up). It costs one pass over the paths: the shell reports
-// stalls of at least a millisecond, not every wake.
+// answers meanwhile. For every path whose interval is at most
+// stallTolerance x late, its unanswered probes expire late later and, if it
+// is up, its deadline moves later by late and to no earlier than now +
+// SRTT + the jitter margin (that floor once between two pieces of
+// evidence). A down path stays down (only answers bring it up). It costs
+// one pass over the paths: the shell reports stalls of at least a
+// millisecond, not every wake.
 func (m *Monitor) Stalled(late time.Duration, now time.Time) {
 	if late <= 0 {
 		return

@@ -250,3 +250,22 @@ func TestStalledScope(t *testing.T) {
 		t.Fatalf("state %v after a stall, want down", st.State)
 	}
 }
+
+// A relay that is late at every wake still detects a dead path: the floor
+// of one RTO after a stall applies once between two pieces of evidence,
+// not at every stall (or a dead path's deadline would move to the floor
+// again at each late wake, for ever), and each stall postpones the
+// deadline only by itself, so the time the relay does run adds up to the
+// detect time.
+func TestLateAtEveryWakeStillDetectsDeadPath(t *testing.T) {
+	cut := t0.Add(10 * time.Second)
+	for _, late := range []time.Duration{5 * time.Millisecond, 30 * time.Millisecond, 200 * time.Millisecond} {
+		s := newStallSim(1, true)
+		s.late = func() time.Duration { return late }
+		s.alive = func(sent time.Time) bool { return sent.Before(cut) }
+		s.run(cut.Add(time.Minute))
+		if d := s.downs(); len(d) != 1 || d[0].At.Before(cut) {
+			t.Errorf("late %v at every wake: downs %+v, want one after the cut", late, d)
+		}
+	}
+}
