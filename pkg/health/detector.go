@@ -28,6 +28,10 @@ type Detector struct {
 	deadline time.Time // when up: down at this instant without new evidence
 	changed  time.Time // last transition
 	floored  bool      // Defer raised the deadline to its floor since the last evidence
+	// hold is the deadline Retime or Defer set: evidence never brings the
+	// deadline before it (a path turned active keeps a full new detect
+	// time, a stall's postponement stands), whatever its date.
+	hold time.Time
 }
 
 // Up reports the current state.
@@ -70,14 +74,17 @@ func (d *Detector) OnPassive(now time.Time, detect time.Duration) {
 }
 
 // evidence records evidence at now. Evidence newer than any before sets the
-// deadline to now + detect, whatever moved the deadline before (a stall,
-// Defer, or a larger jitter margin in detect): the path has just been shown
-// alive, and the rule from here on is the detect time it has now. Older
-// evidence (passive evidence dated in the past) only ever extends it.
+// deadline to now + detect (the detect time the path has now: a jitter
+// margin that shrank since the last evidence shrinks with it), but never
+// before the hold that Retime or Defer set. Older evidence (passive
+// evidence dated in the past) only ever extends it.
 func (d *Detector) evidence(now time.Time, detect time.Duration) {
 	if now.After(d.lastEv) {
 		d.lastEv = now
 		d.deadline = now.Add(detect)
+		if d.deadline.Before(d.hold) {
+			d.deadline = d.hold
+		}
 		d.floored = false
 		return
 	}
@@ -115,6 +122,7 @@ func (d *Detector) Retime(now time.Time, detect time.Duration) {
 	} else {
 		d.deadline = capNew
 	}
+	d.hold = d.deadline
 }
 
 // Defer moves the deadline of an up path later after the shell could not
@@ -131,4 +139,5 @@ func (d *Detector) Defer(late time.Duration, floor time.Time) {
 	if !d.floored && d.deadline.Before(floor) {
 		d.deadline, d.floored = floor, true
 	}
+	d.hold = d.deadline
 }

@@ -269,3 +269,29 @@ func TestLateAtEveryWakeStillDetectsDeadPath(t *testing.T) {
 		}
 	}
 }
+
+// Passive evidence dated before an activation (the agent dates the Bind's
+// counts at the previous housekeeping round) but newer than the path's
+// last answer does not bring its deadline before a full new detect time
+// after the activation: the standby path a failover moves to is not
+// declared down at once because its idle answers were sparse. Nor does it
+// undo a stall's postponement.
+func TestOldPassiveEvidenceKeepsHolds(t *testing.T) {
+	m := newTestMonitor(9)
+	m.SetPath(pa, aggressive) // standby: probed every 100ms, down after 300ms
+	p := m.Due(t0, nil)
+	m.OnReply(pa, p[0].Nonce, t0.Add(time.Millisecond))
+	m.Tick(t0.Add(time.Millisecond), nil)
+	act := t0.Add(100 * time.Millisecond)
+	m.SetActive(pa, true)
+	m.Due(act, nil)
+	m.OnPassive(pa, act.Add(-90*time.Millisecond)) // dated at the previous round
+	if tr := m.Tick(act.Add(59*time.Millisecond), nil); len(tr) != 0 {
+		t.Fatalf("down %v after the activation, before a full 60ms detect time: %+v", 59*time.Millisecond, tr)
+	}
+	m.Stalled(40*time.Millisecond, act.Add(59*time.Millisecond))
+	m.OnPassive(pa, act.Add(-80*time.Millisecond))
+	if tr := m.Tick(act.Add(95*time.Millisecond), nil); len(tr) != 0 {
+		t.Fatalf("old passive evidence undid a stall's postponement: %+v", tr)
+	}
+}
