@@ -104,16 +104,20 @@ func (d *Detector) Check(now time.Time) bool {
 }
 
 // Retime adapts the deadline of an up path when its detect time changes
-// (the path turned active or idle) at now. Growing the detect time extends
-// the deadline from the last evidence; shrinking it never sets a deadline
-// before now+detect, so a path turned active is not declared down merely
-// because its idle probes were sparse.
-func (d *Detector) Retime(now time.Time, detect time.Duration) {
+// (the path turned active or idle) at now; rtt is the path's smoothed
+// round-trip time. Growing the detect time extends the deadline from the
+// last evidence; shrinking it never sets a deadline before now + detect +
+// rtt, so a path turned active is not declared down merely because its
+// idle probes were sparse: the first probe at the new rate, sent at now,
+// needs a round trip to be answered (a path whose RTT is longer than its
+// active detect time, 100 ms against 60 ms at 20 ms probes, would go down
+// at every failover to it otherwise).
+func (d *Detector) Retime(now time.Time, detect, rtt time.Duration) {
 	if !d.up {
 		return
 	}
 	fromLast := d.lastEv.Add(detect)
-	capNew := now.Add(detect)
+	capNew := now.Add(detect + max(rtt, 0))
 	if d.deadline.Before(capNew) {
 		capNew = d.deadline
 	}

@@ -366,7 +366,7 @@ func (m *Monitor) advance(now time.Time) {
 func (m *Monitor) process(p *path, now time.Time) {
 	if p.retime {
 		p.retime = false
-		p.det.Retime(now, p.span())
+		p.det.Retime(now, p.span(), p.est.SRTT())
 	}
 	// Expire unanswered probes.
 	for i := 0; i < p.nOut; {

@@ -340,9 +340,10 @@ func TestMonitorActivationGivesFullDetectTime(t *testing.T) {
 	m.Tick(t0.Add(time.Millisecond), nil)
 	// 400ms later (idle probes every ~0.5s), the path turns active: its
 	// detect time shrinks to 300ms (plus the jitter margin of its one 1ms
-	// sample), counted from the activation.
+	// sample), counted from the activation plus one RTT (1ms): the first
+	// active probe needs a round trip.
 	at := t0.Add(400 * time.Millisecond)
-	span := 300*time.Millisecond + DeadlineMargin(500*time.Microsecond, 300*time.Millisecond)
+	span := 300*time.Millisecond + DeadlineMargin(500*time.Microsecond, 300*time.Millisecond) + time.Millisecond
 	m.SetActive(pa, true)
 	if got := m.Due(at, nil); len(got) != 1 {
 		t.Fatalf("activation must probe at once, got %+v", got)

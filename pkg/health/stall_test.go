@@ -295,3 +295,37 @@ func TestOldPassiveEvidenceKeepsHolds(t *testing.T) {
 		t.Fatalf("old passive evidence undid a stall's postponement: %+v", tr)
 	}
 }
+
+// A path whose RTT is longer than its active detect time (the consumer
+// path's 100 ms at 20 ms probes: 60 ms) is not declared down when it turns
+// active: the first probe at the active rate is answered a round trip
+// after the activation, and the deadline waits for it.
+func TestActivationWaitsForOneRoundTrip(t *testing.T) {
+	m := newTestMonitor(11)
+	m.SetPath(pa, aggressive) // standby: probed every 100ms
+	var tr []Transition
+	const rtt = 100 * time.Millisecond
+	type ans struct {
+		nonce uint64
+		at    time.Time
+	}
+	var inflight []ans
+	for at := t0; at.Before(t0.Add(3 * time.Second)); at = at.Add(time.Millisecond) {
+		if at.Equal(t0.Add(2*time.Second + 50*time.Millisecond)) {
+			m.SetActive(pa, true)
+		}
+		for len(inflight) > 0 && !inflight[0].at.After(at) {
+			m.OnReply(pa, inflight[0].nonce, at)
+			inflight = inflight[1:]
+		}
+		for _, p := range m.Due(at, nil) {
+			inflight = append(inflight, ans{p.Nonce, at.Add(rtt)})
+		}
+		tr = m.Tick(at, tr)
+	}
+	for _, x := range tr {
+		if !x.Up {
+			t.Fatalf("a 100ms path went down at %v (activated at 2.05s): %+v", x.At.Sub(t0), tr)
+		}
+	}
+}
