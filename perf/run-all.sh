@@ -88,6 +88,9 @@ quick)
 	scenario 75 failover FAILOVER_CUTS=3 FAILOVER_SPACING=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
 	scenario 40 failover-tcp FT_SECONDS=12 FT_CUT_AT=4 FT_RESTORE_AT=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
 	scenario 50 failback-tcp FB_RESTORES=3 FB_LEAD=5
+	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 RESULT=interval-20ms-quick "PERF_HEALTH={interval: 20ms}"
+	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 RESULT=interval-10ms-quick "PERF_HEALTH={interval: 10ms}"
+	scenario 150 timers TIMERS_SECONDS=30
 	;;
 full)
 	scenario 150 latency LAT_COUNT=600
@@ -104,6 +107,9 @@ full)
 	scenario 75 failover-tcp FT_SECONDS=25 FT_CUT_AT=8 FT_RESTORE_AT=16 RESULT=redundant-full "PERF_HEALTH={redundancy: duplicate}"
 	scenario 240 failback-tcp FB_RESTORES=20
 	scenario 240 failback-tcp FB_RESTORES=20 FB_CONTROL=1 RESULT=control-full
+	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-20ms-full "PERF_HEALTH={interval: 20ms}"
+	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-10ms-full "PERF_HEALTH={interval: 10ms}"
+	scenario 1900 timers TIMERS_SECONDS=600
 	;;
 esac
 

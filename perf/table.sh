@@ -12,7 +12,8 @@ lat=$(f latency) fo=$(f failover) tp=$(f throughput) fl=$(f flapping) ce=$(f wan
 any=${lat:-${fo:-${tp:-${fl:-${ce:-$ft}}}}}
 sc=$(f scale) red=$(f failover-redundant) redtcp=$(f failover-tcp-redundant) st=$(f scale-star)
 fb=$(f failback-tcp) fbc=$(f failback-tcp-control)
-any=${any:-${sc:-${red:-${redtcp:-${st:-$fb}}}}}
+tm=$(f timers) i20=$(f failover-interval-20ms) i10=$(f failover-interval-10ms)
+any=${any:-${sc:-${red:-${redtcp:-${st:-${fb:-${tm:-${i20:-$i10}}}}}}}}
 [ -n "$any" ] || die "no results for mode $M in $R"
 # Every result names the commit it was measured at; list them all, so a
 # table mixing commits, or dirty trees, says so.
@@ -44,6 +45,14 @@ for fo in "$R/failover-$M.json" "${probes[@]}"; do
 	echo "| failover $(jq -r '.name' "$fo") ($(jq -r '.settings.health | if . == "" then "default probes: 100ms x 3" else . end' "$fo")): interruption median / p95 / max over $(jq -r .settings.cuts "$fo") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$fo") | median ≤ 350 ms |"
 	echo "| failover $(jq -r '.name' "$fo"): failback after restore, median | $(fmt '"\(.summary.failbackAfterRestoreMs.p50) ms; packets lost at failback: max gap \(.summary.failbackInterruptionMaxMs) ms"' "$fo") | |"
 done
+for x in $i20 $i10; do
+	echo "| failover at \`$(jq -r .settings.health "$x")\` (detect $(jq -r '.settings.health | capture("interval: (?<i>[0-9]+)ms").i | tonumber * 3' "$x") ms): interruption median / p95 / max over $(jq -r .settings.cuts "$x") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$x") | median ≤ $(jq -r 'if (.settings.health|test("10ms")) then "40" else "70" end' "$x") ms |"
+done
+if [ -n "$tm" ]; then
+	jq -r --arg na "$na" '.settings.secondsPerCase as $s | .cases | to_entries[] | .value |
+		"| path switches at `interval: 20ms`, \(.case)\(if .load then " (\(.load))" else "" end), \($s) s: false (link in time) / with the link late; relay A wake delay over 5 ms, p99; stalls | \(.falseSwitches) / \(.linkLateSwitches); \(.schedule.a.wake.over5ms*1000|round/10) %, ≤ \(.schedule.a.wake.p99LeMs // "> 1000") ms; \(.schedule.a.stalls) (\(.schedule.a.stallSeconds) s) | 0 false |"' "$tm" 2>/dev/null ||
+		echo "| timers | $na | |"
+fi
 if [ -n "$ft" ]; then
 	echo "| TCP goodput dip at a cut: duration, min (iperf3, 100 ms intervals; below 10% of the pre-cut median $(fmt '.dip.preCutMedianMbps|round' "$ft") Mbit/s) | $(fmt '"\(.dip.durationMs) ms, \(.dip.minMbps) Mbit/s; after the restore \(.failbackDip.durationMs) ms; relay A failed back \((.switches[] | select(.reason=="failback") | .atS) - .restoreAtS | . * 1000 | round) ms after it"' "$ft") | |"
 fi

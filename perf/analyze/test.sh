@@ -18,6 +18,13 @@ printf '[100.010000] 64 bytes from 10.20.1.2: icmp_seq=65535 ttl=62 time=10.0 ms
 got=$(awk -f "$A/ping.awk" "$T/ping" | awk '{print $1, $2}' | tr '\n' ' ')
 [ "$got" = "65535 100.000000 65536 100.010000 65537 100.020000 " ] || fail "ping.awk wrap: $got"
 
+# schedule.awk: fractions over the bucket bounds, p50/p99 as the bounds
+# they fall in, stalls (10 wakes: 5 within 0.1 ms, 3 more within 1 ms, 1
+# within 5 ms, 1 within 25 ms).
+printf 'relay_probe_schedule_delay_seconds_bucket{stage="wake",le="0.0001"} 5\nrelay_probe_schedule_delay_seconds_bucket{stage="wake",le="0.001"} 8\nrelay_probe_schedule_delay_seconds_bucket{stage="wake",le="0.005"} 9\nrelay_probe_schedule_delay_seconds_bucket{stage="wake",le="0.025"} 10\nrelay_probe_schedule_delay_seconds_bucket{stage="wake",le="0.1"} 10\nrelay_probe_schedule_delay_seconds_bucket{stage="wake",le="+Inf"} 10\nrelay_probe_schedule_delay_seconds_sum{stage="wake"} 0.03\nrelay_probe_schedule_delay_seconds_count{stage="wake"} 10\nrelay_stalls_total 2\nrelay_stall_seconds_total 0.02\n' >"$T/metrics"
+got=$(awk -f "$A/schedule.awk" "$T/metrics" | jq -c '[.wake.count, .wake.meanMs, .wake.over1ms, .wake.over5ms, .wake.over25ms, .wake.p50LeMs, .wake.p99LeMs, .stalls]')
+[ "$got" = "[10,3,0.2,0.1,0,0.1,25,2]" ] || fail "schedule.awk: $got"
+
 # failover.awk: a stream every 10 ms from t=1000; cut 1 at 1002.000 loses
 # seqs 201..240 (400 ms), but the loss starts 30 ms late (the cut took
 # effect late); the failback loses 251..252 (20 ms) after the restore at

@@ -258,6 +258,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	house := time.NewTicker(housekeepingInterval)
 	defer house.Stop()
 	lastRules := a.clock.Now()
+	var planned time.Time // when the loop means to wake next; zero: no timer
 	for {
 		select {
 		case <-ctx.Done():
@@ -280,14 +281,18 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-timer.C:
 			a.wakes.timer.Add(1)
 		}
+		woke := a.clock.Now()
 		a.drainReplies()
 		now := a.clock.Now()
+		a.reportLateness(planned, woke, now)
 		a.step(now)
 		// Since Go 1.23 Reset and Stop leave no stale tick in timer.C.
 		if d, ok := sleepFor(now, a.mon.NextDeadline()); ok {
 			timer.Reset(d)
+			planned = now.Add(d)
 		} else {
 			timer.Stop()
+			planned = time.Time{}
 		}
 	}
 }

@@ -16,12 +16,16 @@ import (
 // selector's events move traffic.
 func (a *Agent) step(now time.Time) {
 	a.dueBuf = a.mon.Due(now, a.dueBuf[:0])
+	sent := 0
 	for _, p := range a.dueBuf {
 		if a.replacedByTraffic(p, now) {
 			continue
 		}
 		a.sendProbe(p)
+		a.dueBuf[sent] = p
+		sent++
 	}
+	a.reportSendDelay(a.dueBuf[:sent])
 	a.transBuf = a.mon.Tick(now, a.transBuf[:0])
 	for _, t := range a.transBuf {
 		st, ok := a.peers[t.ID.Peer]

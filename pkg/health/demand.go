@@ -43,7 +43,7 @@ func (m *Monitor) Demand(p Probe, lastRx, now time.Time) bool {
 		return false
 	}
 	if !lastRx.IsZero() && !lastRx.After(now) {
-		q.det.OnPassive(lastRx, q.detect())
+		q.det.OnPassive(lastRx, q.span())
 	}
 	fresh := !lastRx.IsZero() && now.Sub(lastRx) < q.interval()/demandFreshDiv
 	if !q.det.Up() || !fresh || q.quiet >= demandRefresh {

@@ -27,6 +27,11 @@ type Detector struct {
 	lastEv   time.Time // last evidence of any kind
 	deadline time.Time // when up: down at this instant without new evidence
 	changed  time.Time // last transition
+	floored  bool      // Defer raised the deadline to its floor since the last evidence
+	// hold is the deadline Retime or Defer set: evidence never brings the
+	// deadline before it (a path turned active keeps a full new detect
+	// time, a stall's postponement stands), whatever its date.
+	hold time.Time
 }
 
 // Up reports the current state.
@@ -68,9 +73,20 @@ func (d *Detector) OnPassive(now time.Time, detect time.Duration) {
 	d.evidence(now, detect)
 }
 
+// evidence records evidence at now. Evidence newer than any before sets the
+// deadline to now + detect (the detect time the path has now: a jitter
+// margin that shrank since the last evidence shrinks with it), but never
+// before the hold that Retime or Defer set. Older evidence (passive
+// evidence dated in the past) only ever extends it.
 func (d *Detector) evidence(now time.Time, detect time.Duration) {
 	if now.After(d.lastEv) {
 		d.lastEv = now
+		d.deadline = now.Add(detect)
+		if d.deadline.Before(d.hold) {
+			d.deadline = d.hold
+		}
+		d.floored = false
+		return
 	}
 	if dl := d.lastEv.Add(detect); dl.After(d.deadline) {
 		d.deadline = dl
@@ -88,16 +104,20 @@ func (d *Detector) Check(now time.Time) bool {
 }
 
 // Retime adapts the deadline of an up path when its detect time changes
-// (the path turned active or idle) at now. Growing the detect time extends
-// the deadline from the last evidence; shrinking it never sets a deadline
-// before now+detect, so a path turned active is not declared down merely
-// because its idle probes were sparse.
-func (d *Detector) Retime(now time.Time, detect time.Duration) {
+// (the path turned active or idle) at now; rtt is the path's smoothed
+// round-trip time. Growing the detect time extends the deadline from the
+// last evidence; shrinking it never sets a deadline before now + detect +
+// rtt, so a path turned active is not declared down merely because its
+// idle probes were sparse: the first probe at the new rate, sent at now,
+// needs a round trip to be answered (a path whose RTT is longer than its
+// active detect time, 100 ms against 60 ms at 20 ms probes, would go down
+// at every failover to it otherwise).
+func (d *Detector) Retime(now time.Time, detect, rtt time.Duration) {
 	if !d.up {
 		return
 	}
 	fromLast := d.lastEv.Add(detect)
-	capNew := now.Add(detect)
+	capNew := now.Add(detect + max(rtt, 0))
 	if d.deadline.Before(capNew) {
 		capNew = d.deadline
 	}
@@ -106,4 +126,22 @@ func (d *Detector) Retime(now time.Time, detect time.Duration) {
 	} else {
 		d.deadline = capNew
 	}
+	d.hold = d.deadline
+}
+
+// Defer moves the deadline of an up path later after the shell could not
+// run (Monitor.Stalled): by late, the time it could not run, and, once
+// between two pieces of evidence, to no earlier than floor. Only once:
+// a relay late at every wake would otherwise push the deadline of a dead
+// path to the floor again at every wake, and never declare it down. It
+// never brings a deadline forward and does nothing for a down path.
+func (d *Detector) Defer(late time.Duration, floor time.Time) {
+	if !d.up {
+		return
+	}
+	d.deadline = d.deadline.Add(late)
+	if !d.floored && d.deadline.Before(floor) {
+		d.deadline, d.floored = floor, true
+	}
+	d.hold = d.deadline
 }

@@ -97,12 +97,12 @@ func TestDetectorRetime(t *testing.T) {
 	d.OnAnswer(t0, idle, 3)
 	// Turned active 2s after the last idle answer: the deadline is not
 	// t0+300ms (already past) but now+300ms.
-	d.Retime(t0.Add(2*time.Second), active)
+	d.Retime(t0.Add(2*time.Second), active, 0)
 	if got := d.Deadline().Sub(t0); got != 2300*time.Millisecond {
 		t.Fatalf("deadline after shrink = %v, want 2.3s", got)
 	}
 	// Back to idle: from the last evidence.
-	d.Retime(t0.Add(2100*time.Millisecond), idle)
+	d.Retime(t0.Add(2100*time.Millisecond), idle, 0)
 	if got := d.Deadline().Sub(t0); got != 3*time.Second {
 		t.Fatalf("deadline after grow = %v, want 3s", got)
 	}

@@ -63,6 +63,10 @@ func (s State) String() string {
 type Probe struct {
 	ID    PathID
 	Nonce uint64
+	// Due is when the probe was due by the schedule (the time Due was
+	// called, for a probe due at once): the shell's send time minus Due is
+	// how late it went out.
+	Due time.Time
 }
 
 // Transition is a change of a path's state. At is when it happened: for a
@@ -147,6 +151,14 @@ func (p *path) interval() time.Duration {
 
 func (p *path) detect() time.Duration {
 	return p.interval() * time.Duration(p.s.DetectMultiplier)
+}
+
+// span is how long the path may go without evidence before it is down: the
+// detect time plus the jitter margin (stall.go), so that answers spread by
+// the path's own delay variation are not taken for silence.
+func (p *path) span() time.Duration {
+	d := p.detect()
+	return d + DeadlineMargin(p.est.Jitter(), d)
 }
 
 // computeWake sets p.wake to the earliest instant p has time-driven work.
@@ -358,7 +370,7 @@ func (m *Monitor) advance(now time.Time) {
 func (m *Monitor) process(p *path, now time.Time) {
 	if p.retime {
 		p.retime = false
-		p.det.Retime(now, p.detect())
+		p.det.Retime(now, p.span(), p.est.SRTT())
 	}
 	// Expire unanswered probes.
 	for i := 0; i < p.nOut; {
@@ -429,7 +441,11 @@ func (m *Monitor) send(p *path, now time.Time) {
 	}
 	p.nOut++
 	p.sent++
-	m.probes = append(m.probes, Probe{ID: p.id, Nonce: p.peer.nonce})
+	due := p.next
+	if due.Equal(asap) || due.After(now) {
+		due = now
+	}
+	m.probes = append(m.probes, Probe{ID: p.id, Nonce: p.peer.nonce, Due: due})
 
 	iv := p.interval()
 	if j := uint64(iv / scheduleJitterDiv); j > 0 {
@@ -509,7 +525,12 @@ func (m *Monitor) OnReply(id PathID, nonce uint64, now time.Time) (rtt time.Dura
 	rtt = now.Sub(sent)
 	p.nOut--
 	p.out[i] = p.out[p.nOut]
-	if p.det.OnAnswer(now, p.detect(), p.s.UpThreshold) {
+	// The deadline counts the jitter margin with this sample in it: what
+	// the path's estimates say from now on.
+	after := p.est
+	after.OnSuccess(rtt, now)
+	d := p.detect()
+	if p.det.OnAnswer(now, d+DeadlineMargin(after.Jitter(), d), p.s.UpThreshold) {
 		p.forgetOutage(sent)
 		m.trans = append(m.trans, Transition{ID: id, Up: true, At: now})
 		p.retime = p.peer.idle // an idle peer's up path is probed slower
@@ -527,7 +548,7 @@ func (m *Monitor) OnPassive(id PathID, now time.Time) {
 	if !ok {
 		return
 	}
-	p.det.OnPassive(now, p.detect())
+	p.det.OnPassive(now, p.span())
 	m.reschedule(p)
 }
 

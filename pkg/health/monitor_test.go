@@ -315,7 +315,7 @@ func TestMonitorPassiveKeepsUp(t *testing.T) {
 	m.OnReply(pa, p[0].Nonce, t0.Add(time.Millisecond))
 	// Probes go unanswered from now on, but WireGuard data keeps arriving
 	// every 50ms for 2s: the path stays up, then goes down 300ms after the
-	// last data.
+	// last data, plus the jitter margin (one 1ms sample: jitter 0.5ms, 2ms).
 	var tr []Transition
 	for at := t0.Add(50 * time.Millisecond); !at.After(t0.Add(3 * time.Second)); at = at.Add(10 * time.Millisecond) {
 		m.Due(at, nil)
@@ -327,7 +327,7 @@ func TestMonitorPassiveKeepsUp(t *testing.T) {
 	if len(tr) != 2 || !tr[0].Up || tr[1].Up {
 		t.Fatalf("transitions %+v, want up then down", tr)
 	}
-	if want := t0.Add(2300 * time.Millisecond); !tr[1].At.Equal(want) {
+	if want := t0.Add(2300*time.Millisecond + DeadlineMargin(500*time.Microsecond, 300*time.Millisecond)); !tr[1].At.Equal(want) {
 		t.Fatalf("down at %v, want %v", tr[1].At.Sub(t0), want.Sub(t0))
 	}
 }
@@ -339,17 +339,20 @@ func TestMonitorActivationGivesFullDetectTime(t *testing.T) {
 	m.OnReply(pa, p[0].Nonce, t0.Add(time.Millisecond))
 	m.Tick(t0.Add(time.Millisecond), nil)
 	// 400ms later (idle probes every ~0.5s), the path turns active: its
-	// detect time shrinks to 300ms, counted from the activation.
+	// detect time shrinks to 300ms (plus the jitter margin of its one 1ms
+	// sample), counted from the activation plus one RTT (1ms): the first
+	// active probe needs a round trip.
 	at := t0.Add(400 * time.Millisecond)
+	span := 300*time.Millisecond + DeadlineMargin(500*time.Microsecond, 300*time.Millisecond) + time.Millisecond
 	m.SetActive(pa, true)
 	if got := m.Due(at, nil); len(got) != 1 {
 		t.Fatalf("activation must probe at once, got %+v", got)
 	}
-	if tr := m.Tick(at.Add(299*time.Millisecond), nil); len(tr) != 0 {
+	if tr := m.Tick(at.Add(span-time.Millisecond), nil); len(tr) != 0 {
 		t.Fatalf("down before a full active detect time: %+v", tr)
 	}
-	if tr := m.Tick(at.Add(300*time.Millisecond), nil); len(tr) != 1 || tr[0].Up {
-		t.Fatalf("want down at activation + 300ms, got %+v", tr)
+	if tr := m.Tick(at.Add(span), nil); len(tr) != 1 || tr[0].Up {
+		t.Fatalf("want down at activation + %v, got %+v", span, tr)
 	}
 }
 

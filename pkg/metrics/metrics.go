@@ -52,6 +52,7 @@ type Metrics struct {
 	netstack       *netstackCollector
 	liqo           *liqoCollector
 	dns            *dnsMetrics
+	schedule       *scheduleMetrics
 }
 
 // Option adjusts New.
@@ -135,6 +136,7 @@ func New(opts ...Option) *Metrics {
 		netstack: newNetstackCollector(),
 		liqo:     newLiqoCollector(),
 		dns:      newDNSMetrics(),
+		schedule: newScheduleMetrics(),
 	}
 	// Bounded label sets are exported from the start, at 0, so that rate()
 	// and absent() work before the first event.
@@ -160,7 +162,7 @@ func New(opts ...Option) *Metrics {
 		m.reachable, m.handshakes, m.peerBytes, m.redundantPkts, m.redundantBytes,
 		m.dropped, m.translated, m.mssClamped, reloads, buildInfo,
 		m.netstack, m.liqo,
-		m.dns,
+		m.dns, m.schedule,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

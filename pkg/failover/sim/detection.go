@@ -15,8 +15,10 @@ type DetectionReport struct {
 }
 
 // CheckDetection checks every finished cut of a path that was up when it
-// began: the path must go down within DetectMultiplier x interval + the
-// link's largest RTT (the last reply may still be in flight at the cut).
+// began: the path must go down within DetectMultiplier x interval + its
+// jitter margin (health.DeadlineMargin, from its jitter estimate at the
+// down) + the link's largest RTT (the last reply may still be in flight at
+// the cut).
 // The interval is the active one if the path was active from the cut to the
 // detection, the idle one otherwise. Cuts shorter than 4 idle intervals are
 // skipped (an idle path may legitimately miss them), and so are cuts that
@@ -31,9 +33,10 @@ func (m *Mesh) CheckDetection() DetectionReport {
 					continue
 				}
 				var td time.Time
-				for _, d := range m.Downs {
+				var jitter time.Duration
+				for k, d := range m.Downs {
 					if d.ID == id && !d.At.Before(c.From) {
-						td = d.At
+						td, jitter = d.At, m.DownJitter[k]
 						break
 					}
 				}
@@ -45,7 +48,8 @@ func (m *Mesh) CheckDetection() DetectionReport {
 				if m.activeThroughout(id, Window{c.From, td}) {
 					iv = m.Health.Interval
 				}
-				bound := time.Duration(m.Health.DetectMultiplier)*iv + l.MaxRTT()
+				detect := time.Duration(m.Health.DetectMultiplier) * iv
+				bound := detect + health.DeadlineMargin(jitter, detect) + l.MaxRTT()
 				took := td.Sub(c.From)
 				if took > bound {
 					r.Violations = append(r.Violations, fmt.Errorf("%s/%s: cut at %v detected after %v, bound %v", peer, l.Name, c.From, took, bound))

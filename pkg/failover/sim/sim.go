@@ -119,6 +119,9 @@ type Mesh struct {
 	// transition of a path.
 	Events []failover.Event
 	Downs  []health.Transition
+	// DownJitter is, for each of Downs, the path's RTT jitter estimate at
+	// the down: its deadline's margin (health.DeadlineMargin) came from it.
+	DownJitter []time.Duration
 	// Ups are every up transition, Answers every probe answer that the
 	// Monitor matched, and Suppressed every probe replaced by traffic.
 	Ups        []health.Transition
@@ -222,6 +225,8 @@ func (m *Mesh) Run(end time.Time) error {
 			m.observe(tr.ID)
 			if !tr.Up {
 				m.Downs = append(m.Downs, tr)
+				st, _ := m.Monitor.Stats(tr.ID)
+				m.DownJitter = append(m.DownJitter, st.Jitter)
 			} else {
 				m.Ups = append(m.Ups, tr)
 			}

@@ -27,7 +27,15 @@ type pump struct {
 
 	queueFull, oversize, readErrs, writeErrs uint64
 	maxQueue                                 int
+	late                                     uint64        // frames written more than lateBound after due
+	maxLate                                  time.Duration // the latest of them
 }
+
+// lateBound: a frame written later than this after its due time counts as
+// late (Stats.Late): the emulator itself was starved of CPU, and the link
+// did not deliver as emulated. 5 ms is a quarter of the 20 ms probe
+// interval the aggressive-timer scenario runs (perf/scenarios/timers.sh).
+const lateBound = 5 * time.Millisecond
 
 func newPump(name string, in, out *port, rng *rand.Rand, frames, slot int, now time.Time) *pump {
 	d := wanem.NewDirection(rng)
@@ -64,6 +72,11 @@ type Stats struct {
 	WriteErrs uint64            `json:"writeErrors"`
 	Queued    int               `json:"queued"`
 	MaxQueued int               `json:"maxQueued"`
+	// Late counts frames the writer sent more than 5 ms after they were
+	// due (the emulator was starved); MaxLateUs is the latest, in µs. A
+	// frame read late is not seen: its delay counts from when it was read.
+	Late      uint64 `json:"late"`
+	MaxLateUs int64  `json:"maxLateUs"`
 }
 
 func (p *pump) stats() Stats {
@@ -72,7 +85,7 @@ func (p *pump) stats() Stats {
 	c := p.dir.Counts()
 	st := Stats{Frames: map[string]uint64{}, Bytes: map[string]uint64{},
 		QueueFull: p.queueFull, Oversize: p.oversize, ReadErrs: p.readErrs, WriteErrs: p.writeErrs,
-		Queued: p.q.Len(), MaxQueued: p.maxQueue}
+		Queued: p.q.Len(), MaxQueued: p.maxQueue, Late: p.late, MaxLateUs: p.maxLate.Microseconds()}
 	for v := wanem.Pass; v <= wanem.DropQueue; v++ {
 		st.Frames[v.String()] = c.Frames[v]
 		st.Bytes[v.String()] = c.Bytes[v]
@@ -171,9 +184,14 @@ func (p *pump) writer(ctx context.Context, log *slog.Logger) {
 				return
 			}
 		}
+		late := time.Since(due)
 		p.send(frame)
 		p.mu.Lock()
 		p.q.Pop()
+		if late > lateBound {
+			p.late++
+			p.maxLate = max(p.maxLate, late)
+		}
 		p.mu.Unlock()
 	}
 }
