@@ -86,8 +86,9 @@ type PathStats struct {
 	LastChange  time.Time
 	ProbesSent  uint64
 	ProbesLost  uint64
-	// Suppressed counts probes replaced by traffic (demand mode, Demand);
-	// they are not in ProbesSent.
+	// Suppressed counts probes replaced by traffic (demand mode, Demand)
+	// or by the peer's requests (ReplacedByRequest); they are not in
+	// ProbesSent.
 	Suppressed uint64
 }
 
@@ -123,7 +124,8 @@ type path struct {
 
 	// Demand mode (demand.go).
 	quiet      int    // consecutive probes replaced by traffic
-	suppressed uint64 // probes replaced by traffic, in all
+	suppressed uint64 // probes replaced by traffic or requests, in all
+	reqQuiet   int    // consecutive probes replaced by the peer's requests (peerrequest.go)
 }
 
 // interval is the path's current probe interval: Interval while it is
