@@ -217,7 +217,7 @@ func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
 			// matches no request of the monitor's.
 			return
 		}
-		a.enqueueReply(probeReply{peer: pp.name, msg: m, from: from, at: at})
+		a.deliverReply(probeReply{peer: pp.name, msg: m, from: from, at: at})
 	}
 }
 
