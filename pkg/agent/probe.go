@@ -295,7 +295,11 @@ func (a *Agent) onReply(r probeReply) {
 		st.paths[i].observed = r.from
 		a.publishProbeIndex() // its probes now come from there too
 	}
-	a.metrics.ObserveRTT(r.peer, st.cfg.Paths[i].Name, rtt)
+	ps := &st.paths[i]
+	if !ps.hasRTT {
+		ps.rtt, ps.hasRTT = a.metrics.RTTObserverFor(r.peer, st.cfg.Paths[i].Name), true
+	}
+	ps.rtt.Observe(rtt)
 	a.observe(st, i, r.at)
 }
 
