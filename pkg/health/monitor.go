@@ -437,10 +437,13 @@ func (m *Monitor) send(p *path, now time.Time) {
 }
 
 // onGrid rounds t down to the probe grid (probeGrid, or an eighth of the
-// interval iv if finer). The result is after t-iv/8, so never before the
-// previous probe.
+// interval iv if finer; slowGrid for intervals of slowGridFrom or more).
+// The result is after t-iv/8, so never before the previous probe.
 func onGrid(t time.Time, iv time.Duration) time.Time {
 	g := min(probeGrid, iv/8)
+	if iv >= slowGridFrom {
+		g = slowGrid
+	}
 	if g <= 0 {
 		return t
 	}
