@@ -27,8 +27,10 @@ import "time"
 // busy peer's paths are probed exactly as before, so its detection is
 // unchanged. For an idle peer, a failure in both directions is still
 // detected a detect time after the last evidence (6 s); a one-way failure
-// towards the peer is detected at most requestRefresh+1 probe intervals
-// later (8 s at the defaults: still below the ~10 s of a Liqo gateway).
+// towards the peer within requestRefresh probe intervals plus the detect
+// time of the cut (8 s at the defaults: still below the ~10 s of a Liqo
+// gateway): the last request that counts replaced the first probe due
+// after the cut at the latest.
 
 // requestRefresh: at most this many probes in a row are replaced by the
 // peer's requests. One keeps the one-way detection of an idle peer's path
