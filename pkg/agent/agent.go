@@ -111,6 +111,8 @@ type Agent struct {
 
 	// Requests into the owner goroutine.
 	replyc  chan probeReply
+	lazy    lazyReplies  // replies that wait for the owner's planned wake (replyq.go)
+	lazyBuf []probeReply // owned by the Run goroutine
 	reloadc chan reloadReq
 	callc   chan func()
 

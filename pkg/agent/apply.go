@@ -49,6 +49,11 @@ type pathState struct {
 	// series may have been removed (commit), so it never outlives them.
 	sent    metrics.ProbeCounter
 	hasSent bool
+	// rtt is the path's RTT series, looked up at its first answer, like sent.
+	rtt    metrics.RTTObserver
+	hasRTT bool
+	// statsPub is what publishPathStats last exported (housemetrics.go).
+	statsPub pathStatsPub
 }
 
 func bindPaths(st *peerState) []bind.Path {

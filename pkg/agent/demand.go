@@ -10,8 +10,9 @@ import (
 
 // replacedByTraffic offers the due probe p to the monitor's demand mode
 // with the arrival time of the latest authenticated data over its path, as
-// the Bind timed it, and reports whether that traffic replaces the probe
-// (health.Monitor.Demand): then it is not sent.
+// the Bind timed it, and then with that of the peer's latest fresh request
+// over it (health.Monitor.ReplacedByRequest, idle peers only), and reports
+// whether either replaces the probe: then it is not sent.
 func (a *Agent) replacedByTraffic(p health.Probe, now time.Time) bool {
 	st, ok := a.peers[p.ID.Peer]
 	if !ok {
@@ -29,7 +30,14 @@ func (a *Agent) replacedByTraffic(p health.Probe, now time.Time) bool {
 			}
 		}
 	}
-	return a.mon.Demand(p, last, now)
+	if a.mon.Demand(p, last, now) {
+		return true
+	}
+	var lastReq time.Time
+	if idx := a.probes.Load(); idx != nil {
+		lastReq = idx.reqs[p.ID.Peer].last(st.paths[i].observed, st.paths[i].addr)
+	}
+	return a.mon.ReplacedByRequest(p, lastReq, now)
 }
 
 // peerIdleAfter: a peer with no data sent to it or received from it for

@@ -1,5 +1,11 @@
 package agent
 
+import (
+	"math"
+
+	"github.com/liqo-relay/relay/pkg/health"
+)
+
 // Housekeeping publishes counters as metrics every round (100 ms). With
 // many idle peers most of them have not moved since the last round, and a
 // Prometheus label lookup per series per round would cost more than the
@@ -38,9 +44,39 @@ func (a *Agent) publishPathStats() {
 		if i < 0 {
 			continue
 		}
-		if s, ok := a.mon.Stats(id); ok {
+		s, ok := a.mon.Stats(id)
+		if !ok {
+			continue
+		}
+		if st.paths[i].statsMoved(s) {
 			a.metrics.PathStats(id.Peer, st.cfg.Paths[i].Name, s.Loss, s.ProbesLost)
 			a.metrics.RTTOutliers(id.Peer, st.cfg.Paths[i].Name, s.RTTOutliers)
 		}
 	}
+}
+
+// statsMoved reports whether s differs from what was last exported of the
+// path, and records it as exported. Every answered probe moves the stats
+// as far as the monitor knows, but a healthy path's loss stays 0 and its
+// lost count still: exporting only what changed saves a label lookup per
+// answer.
+func (ps *pathState) statsMoved(s health.PathStats) bool {
+	p := pathStatsPub{ok: true, loss: s.Loss, lost: s.ProbesLost}
+	if math.IsNaN(p.loss) {
+		p.loss = -1 // no estimate yet: NaN never compares equal
+	}
+	if ps.statsPub == p {
+		return false
+	}
+	ps.statsPub = p
+	return true
+}
+
+// pathStatsPub is what publishPathStats last exported of a path; the zero
+// value means "not yet published" (a pathState is new whenever its series
+// may have been removed, as for bytesPub).
+type pathStatsPub struct {
+	ok   bool
+	loss float64
+	lost uint64
 }

@@ -27,6 +27,9 @@ type probePeer struct {
 	// staged marks the entry of a peer's next key: a request under it says
 	// the peer switched to that key.
 	staged bool
+	// reqs records the peer's fresh requests per path address
+	// (peerrequest.go); shared by the peer's entries.
+	reqs *requestTimes
 }
 
 // replayState is a replay filter with its lock.
@@ -51,6 +54,9 @@ type probeIndex struct {
 	// configured endpoint and the address its answers came from. Probes
 	// from these are always verified, outside the per-source budget.
 	pathAddrs map[netip.AddrPort]struct{}
+	// reqs is each peer's requestTimes by name; reqBase their common zero.
+	reqs    map[string]*requestTimes
+	reqBase time.Time
 }
 
 // admit decides whether a probe from src is verified (its MAC checked) at
@@ -94,10 +100,16 @@ func (a *Agent) publishProbeIndex() {
 		bySender:  make(map[health.SenderID]*probePeer, len(a.peers)),
 		epoch:     a.epoch,
 		pathAddrs: map[netip.AddrPort]struct{}{},
+		reqs:      make(map[string]*requestTimes, len(a.peers)),
+		reqBase:   a.clock.Now(),
 	}
+	if old != nil && !old.reqBase.IsZero() {
+		idx.reqBase = old.reqBase
+	}
+	var addrs []netip.AddrPort
 	add := func(name string, key *health.PeerKey, staged bool) *probePeer {
 		id := key.Theirs()
-		pp := &probePeer{name: name, key: key, staged: staged, rf: &replayState{}}
+		pp := &probePeer{name: name, key: key, staged: staged, rf: &replayState{}, reqs: idx.reqs[name]}
 		if prev, ok := old.bySender[id]; ok && prev.name == name {
 			pp.rf, pp.rfNext = prev.rf, prev.rfNext
 		}
@@ -105,13 +117,20 @@ func (a *Agent) publishProbeIndex() {
 		return pp
 	}
 	for name, st := range a.peers {
+		addrs = addrs[:0]
 		for _, p := range st.paths {
 			for _, ap := range []netip.AddrPort{p.addr, p.observed} {
 				if ap.IsValid() {
 					idx.pathAddrs[unmapAddrPort(ap)] = struct{}{}
+					addrs = append(addrs, ap)
 				}
 			}
 		}
+		var prev *requestTimes
+		if old != nil {
+			prev = old.reqs[name]
+		}
+		idx.reqs[name] = newRequestTimes(idx.reqBase, prev, addrs)
 		idx.ours = st.key.Ours()
 		pp := add(name, st.key, false)
 		if a.next != nil {
@@ -184,6 +203,7 @@ func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
 			a.metrics.ProbeRejected()
 			return
 		}
+		pp.reqs.record(from, at) // authenticated and fresh: evidence of the path (peerrequest.go)
 		var out [health.ProbeSize]byte
 		health.Marshal(&out, &health.Message{Kind: health.KindReply, Path: m.Path, Nonce: m.Nonce, Epoch: idx.epoch, Sender: key.Ours()})
 		key.Seal(&out)
@@ -197,7 +217,7 @@ func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
 			// matches no request of the monitor's.
 			return
 		}
-		a.enqueueReply(probeReply{peer: pp.name, msg: m, from: from, at: at})
+		a.deliverReply(probeReply{peer: pp.name, msg: m, from: from, at: at})
 	}
 }
 
@@ -275,7 +295,11 @@ func (a *Agent) onReply(r probeReply) {
 		st.paths[i].observed = r.from
 		a.publishProbeIndex() // its probes now come from there too
 	}
-	a.metrics.ObserveRTT(r.peer, st.cfg.Paths[i].Name, rtt)
+	ps := &st.paths[i]
+	if !ps.hasRTT {
+		ps.rtt, ps.hasRTT = a.metrics.RTTObserverFor(r.peer, st.cfg.Paths[i].Name), true
+	}
+	ps.rtt.Observe(rtt)
 	a.observe(st, i, r.at)
 }
 

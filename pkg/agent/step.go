@@ -12,9 +12,12 @@ import (
 )
 
 // step runs the pure machines up to now and acts on what they decide:
-// probes due are sent, path transitions are fed to the selector, and the
-// selector's events move traffic.
+// replies queued for this wake are handled (replyq.go), probes due are
+// sent, path transitions are fed to the selector, and the selector's
+// events move traffic. Last, it records when the owner will wake next.
 func (a *Agent) step(now time.Time) {
+	a.takeLazy()
+	defer a.planWake(now)
 	a.dueBuf = a.mon.Due(now, a.dueBuf[:0])
 	sent := 0
 	for _, p := range a.dueBuf {

@@ -90,8 +90,9 @@ type PathStats struct {
 	LastChange  time.Time
 	ProbesSent  uint64
 	ProbesLost  uint64
-	// Suppressed counts probes replaced by traffic (demand mode, Demand);
-	// they are not in ProbesSent.
+	// Suppressed counts probes replaced by traffic (demand mode, Demand)
+	// or by the peer's requests (ReplacedByRequest); they are not in
+	// ProbesSent.
 	Suppressed uint64
 	// RTTOutliers counts answers whose RTT entered SRTT clipped as an
 	// outlier (Estimator.Clipped): mostly the relays' own scheduling
@@ -131,7 +132,8 @@ type path struct {
 
 	// Demand mode (demand.go).
 	quiet      int    // consecutive probes replaced by traffic
-	suppressed uint64 // probes replaced by traffic, in all
+	suppressed uint64 // probes replaced by traffic or requests, in all
+	reqQuiet   int    // consecutive probes replaced by the peer's requests (peerrequest.go)
 }
 
 // interval is the path's current probe interval: Interval while it is
@@ -456,10 +458,13 @@ func (m *Monitor) send(p *path, now time.Time) {
 }
 
 // onGrid rounds t down to the probe grid (probeGrid, or an eighth of the
-// interval iv if finer). The result is after t-iv/8, so never before the
-// previous probe.
+// interval iv if finer; slowGrid for intervals of slowGridFrom or more).
+// The result is after t-iv/8, so never before the previous probe.
 func onGrid(t time.Time, iv time.Duration) time.Time {
 	g := min(probeGrid, iv/8)
+	if iv >= slowGridFrom {
+		g = slowGrid
+	}
 	if g <= 0 {
 		return t
 	}
