@@ -58,10 +58,10 @@ func (a *Agent) publishPathStats() {
 // statsMoved reports whether s differs from what was last exported of the
 // path, and records it as exported. Every answered probe moves the stats
 // as far as the monitor knows, but a healthy path's loss stays 0 and its
-// lost count still: exporting only what changed saves a label lookup per
-// answer.
+// lost and outlier counts still: exporting only what changed saves label
+// lookups per answer.
 func (ps *pathState) statsMoved(s health.PathStats) bool {
-	p := pathStatsPub{ok: true, loss: s.Loss, lost: s.ProbesLost}
+	p := pathStatsPub{ok: true, loss: s.Loss, lost: s.ProbesLost, outliers: s.RTTOutliers}
 	if math.IsNaN(p.loss) {
 		p.loss = -1 // no estimate yet: NaN never compares equal
 	}
@@ -76,7 +76,8 @@ func (ps *pathState) statsMoved(s health.PathStats) bool {
 // value means "not yet published" (a pathState is new whenever its series
 // may have been removed, as for bytesPub).
 type pathStatsPub struct {
-	ok   bool
-	loss float64
-	lost uint64
+	ok       bool
+	loss     float64
+	lost     uint64
+	outliers uint64
 }

@@ -32,6 +32,10 @@ func TestPathStatsExportedOnlyWhenMoved(t *testing.T) {
 			t.Errorf("step %d (loss %v, lost %d): moved %v, want %v", i, s.loss, s.lost, got, s.want)
 		}
 	}
+	// A clipped RTT outlier moves the stats too (relay_probe_rtt_outliers_total).
+	if !ps.statsMoved(health.PathStats{Loss: 0, ProbesLost: 2, RTTOutliers: 1}) {
+		t.Error("a new RTT outlier was not exported")
+	}
 	var fresh pathState // a new path state: exported even at loss 0
 	if !fresh.statsMoved(health.PathStats{}) {
 		t.Error("a new path's zero stats were not exported")
