@@ -1,8 +1,10 @@
 package provider_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -34,6 +36,42 @@ type relay struct {
 	agent    *agent.Agent
 	cancel   context.CancelFunc
 	done     chan struct{}
+	// logs holds everything the relay logged at Info and above, for the
+	// failure message (describe).
+	logs *logBuffer
+}
+
+// logBuffer collects a relay's log lines; slog handlers write to it from
+// any goroutine.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// describe is what a failure needs to be debugged: the relay's status as
+// its admin API serves it and everything it logged at Info and above.
+func (r *relay) describe() string {
+	var st string
+	if s, err := r.agent.Status(context.Background()); err != nil {
+		st = fmt.Sprintf("(no status: %v)", err)
+	} else if b, err := json.MarshalIndent(s, "", "  "); err != nil {
+		st = fmt.Sprintf("(status not encodable: %v)", err)
+	} else {
+		st = string(b)
+	}
+	return fmt.Sprintf("=== relay %s/%s status:\n%s\n=== relay %s/%s log:\n%s", r.ns, r.name, st, r.ns, r.name, r.logs.String())
 }
 
 func freePort(t *testing.T) uint16 {
@@ -77,7 +115,11 @@ health: {interval: 50ms, idleInterval: 100ms}
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("relay", name)
+	logs := &logBuffer{}
+	log := slog.New(slog.NewMultiHandler(
+		slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
+		slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}),
+	)).With("relay", name)
 	ctx, cancel := context.WithCancel(context.Background())
 	cl, err := provider.Connect(kubeconfig, ns)
 	if err != nil {
@@ -95,7 +137,7 @@ health: {interval: 50ms, idleInterval: 100ms}
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &relay{name: name, ns: ns, port: port, agent: a, cancel: cancel, done: make(chan struct{})}
+	r := &relay{name: name, ns: ns, port: port, agent: a, cancel: cancel, done: make(chan struct{}), logs: logs}
 	go func() {
 		defer close(r.done)
 		adone := make(chan struct{})
@@ -106,6 +148,12 @@ health: {interval: 50ms, idleInterval: 100ms}
 		<-adone
 	}()
 	t.Cleanup(r.stop)
+	// Cleanups run last first: this one, while the relay still runs.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(r.describe())
+		}
+	})
 	return r
 }
 
