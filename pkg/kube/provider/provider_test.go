@@ -1,8 +1,10 @@
 package provider_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -34,6 +36,42 @@ type relay struct {
 	agent    *agent.Agent
 	cancel   context.CancelFunc
 	done     chan struct{}
+	// logs holds everything the relay logged at Info and above, for the
+	// failure message (describe).
+	logs *logBuffer
+}
+
+// logBuffer collects a relay's log lines; slog handlers write to it from
+// any goroutine.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// describe is what a failure needs to be debugged: the relay's status as
+// its admin API serves it and everything it logged at Info and above.
+func (r *relay) describe() string {
+	var st string
+	if s, err := r.agent.Status(context.Background()); err != nil {
+		st = fmt.Sprintf("(no status: %v)", err)
+	} else if b, err := json.MarshalIndent(s, "", "  "); err != nil {
+		st = fmt.Sprintf("(status not encodable: %v)", err)
+	} else {
+		st = string(b)
+	}
+	return fmt.Sprintf("=== relay %s/%s status:\n%s\n=== relay %s/%s log:\n%s", r.ns, r.name, st, r.ns, r.name, r.logs.String())
 }
 
 func freePort(t *testing.T) uint16 {
@@ -62,6 +100,24 @@ func startRelay(t *testing.T, kubeconfig, ns, name string, addr, export string) 
 	return startRelayOn(t, kubeconfig, ns, name, addr, export, freePort(t))
 }
 
+// testHealth probes fast, so that paths come up and key rotations
+// converge within a few intervals, but detects failure slowly, because
+// this test never cuts a path: what it must not see is a healthy path
+// declared down. Both relays, the API server and etcd share two cores with
+// other work, under the race detector; at a load of 17 to 24 the test saw
+// answers to 50 ms probes arrive up to 1 to 2 s late (up to 10 s once),
+// many times a minute. At detectMultiplier 3 (150 ms) every such delay
+// was a flap, four quick flaps dampen a path (failover defaults: penalty
+// 1000, suppress 3500, reuse some 18 s after the last flap), and a path
+// that goes on flapping stays dampened: the peer's only path was never
+// chosen and the peer stayed unreachable for the whole minute a wait
+// allows, although every probe was answered. detectMultiplier 40 puts
+// the detect time at 2 s on an active path (4 s standby, 16 s when the
+// peer is idle), above nearly every delay seen; dampening is off so that
+// a longer stall costs the time it lasts and no more. None of this test's
+// checks needs a path to go down.
+const testHealth = "{interval: 50ms, idleInterval: 100ms, detectMultiplier: 40, dampening: {enabled: false}}"
+
 func startRelayOn(t *testing.T, kubeconfig, ns, name string, addr, export string, port uint16) *relay {
 	t.Helper()
 	doc := fmt.Sprintf(`name: %s
@@ -71,13 +127,17 @@ listenPort: %d
 addresses: [%s]
 exports: [%s]
 allowedPeerPrefixes: [10.0.0.0/8, 100.80.0.0/16]
-health: {interval: 50ms, idleInterval: 100ms}
-`, name, port, addr, export)
+health: %s
+`, name, port, addr, export, testHealth)
 	cfg, err := config.Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("relay", name)
+	logs := &logBuffer{}
+	log := slog.New(slog.NewMultiHandler(
+		slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
+		slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}),
+	)).With("relay", name)
 	ctx, cancel := context.WithCancel(context.Background())
 	cl, err := provider.Connect(kubeconfig, ns)
 	if err != nil {
@@ -95,7 +155,7 @@ health: {interval: 50ms, idleInterval: 100ms}
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &relay{name: name, ns: ns, port: port, agent: a, cancel: cancel, done: make(chan struct{})}
+	r := &relay{name: name, ns: ns, port: port, agent: a, cancel: cancel, done: make(chan struct{}), logs: logs}
 	go func() {
 		defer close(r.done)
 		adone := make(chan struct{})
@@ -106,6 +166,12 @@ health: {interval: 50ms, idleInterval: 100ms}
 		<-adone
 	}()
 	t.Cleanup(r.stop)
+	// Cleanups run last first: this one, while the relay still runs.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(r.describe())
+		}
+	})
 	return r
 }
 
@@ -448,9 +514,12 @@ spec:
 		ra, err := adm.GetRelay(ctx, "tenant-a", "provider-a")
 		return err == nil && ra.Status.PublicKey == nextA && ra.Status.NextPublicKey == ""
 	})
+	// A session under the new key: B's WireGuard peer for nextA is new, so
+	// its last handshake is one under nextA. Reachable alone could be left
+	// over from before the switch.
 	waitFor(t, "provider-b on provider-a's new key", func() bool {
 		q, ok := b.peer(t, "provider-a")
-		return ok && q.PublicKey == nextA && q.Reachable
+		return ok && q.PublicKey == nextA && q.Reachable && !q.LastHandshake.IsZero()
 	})
 	if out := c.Kubectl(t, "-n", "tenant-a", "get", "secret", "relay-key", "-o", "jsonpath={.data}"); strings.Contains(out, "privateKey.next") {
 		t.Errorf("the Secret still holds a staged key after the switch: %s", out)
@@ -484,9 +553,12 @@ spec:
 	if err := adm.ApplyRelayPeer(ctx, "tenant-b", "provider-a", label("provider-b"), spec(newA, a.port, "10.244.1.0/24", "100.80.0.1/32")); err != nil {
 		t.Fatal(err)
 	}
+	// As above: B's reachability may be left over from the old key (a
+	// restart takes longer than testHealth's detect time to notice), its
+	// handshake with the WireGuard peer under newA cannot.
 	waitFor(t, "the link under the new key", func() bool {
 		p, ok := a.peer(t, "provider-b")
 		q, ok2 := b.peer(t, "provider-a")
-		return ok && ok2 && p.Reachable && q.Reachable && q.PublicKey == newA
+		return ok && ok2 && p.Reachable && q.Reachable && q.PublicKey == newA && !q.LastHandshake.IsZero()
 	})
 }
