@@ -1,7 +1,7 @@
 # perf/perf.mk: targets of the WAN testbed (perf/README.md). Included by the
 # Makefile. Needs root: the testbed lives in network namespaces.
-#   make perf         every scenario, full length (under 30 minutes, plus 40 for the timers rows)
-#   make perf-quick   every scenario, short (under 5 minutes, plus 5 for the timers rows)
+#   make perf         every scenario, full length (its budgets add up to about 92 minutes, 40 of them the timers rows)
+#   make perf-quick   every scenario, short (its budgets add up to about 16 minutes)
 #   make perf-down    remove any testbed left behind (perf/testbed.sh down all)
 #   make perf-check   syntax of every script, analysis and gate checks on synthetic data (no root)
 #   make perf-tools   the testbed's own tools: bin/wanem (perf/cmd/wanem)

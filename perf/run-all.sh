@@ -2,8 +2,8 @@
 # perf/run-all.sh quick|full: every scenario, each with its own time
 # budget, results under perf/results/ as <scenario>-<mode>.json and .png,
 # then the results table (perf/table.sh) and the gate (perf/gate.sh).
-# `make perf` runs full (under 30 minutes), `make perf-quick` quick (under
-# 5 minutes).
+# `make perf` runs full (budgets of about 92 minutes), `make perf-quick` quick (about
+# 16 minutes).
 #
 # Everything is built first, outside any budget: the WAN emulator
 # (bin/wanem), stock wireguard-go (perf/.bin) and the scale test binary
