@@ -260,8 +260,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	house := time.NewTicker(housekeepingInterval)
 	defer house.Stop()
 	lastRules := a.clock.Now()
-	var planned time.Time // when the loop means to wake next; zero: no timer
+	var plan wakePlan // when the timer is due; only a timer wake is measured against it
 	for {
+		var late time.Duration
+		timerWake := false
 		select {
 		case <-ctx.Done():
 			a.ready.Store(false)
@@ -281,20 +283,25 @@ func (a *Agent) Run(ctx context.Context) error {
 				a.checkRules()
 			}
 		case <-timer.C:
+			late, timerWake = plan.late(a.clock.Now()), true
 			a.wakes.timer.Add(1)
 		}
-		woke := a.clock.Now()
 		a.drainReplies()
 		now := a.clock.Now()
-		a.reportLateness(planned, woke, now)
+		if timerWake {
+			a.reportLateness(late, now)
+		}
 		a.step(now)
-		// Since Go 1.23 Reset and Stop leave no stale tick in timer.C.
-		if d, ok := sleepFor(now, a.mon.NextDeadline()); ok {
+		// The sleep counts from the end of the step: its own work is time
+		// the relay ran, not lateness (wakePlan). Since Go 1.23 Reset and
+		// Stop leave no stale tick in timer.C.
+		armed := a.clock.Now()
+		if d, ok := sleepFor(armed, a.mon.NextDeadline()); ok {
 			timer.Reset(d)
-			planned = now.Add(d)
+			plan.arm(armed, d)
 		} else {
 			timer.Stop()
-			planned = time.Time{}
+			plan = wakePlan{}
 		}
 	}
 }

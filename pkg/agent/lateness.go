@@ -15,18 +15,31 @@ import (
 // pass over the paths on every wake.
 const minStall = time.Millisecond
 
-// reportLateness measures how late the owner loop woke, at woke, against
-// the time it meant to wake, planned (zero: it slept with no timer), and
-// tells the monitor, at now, about a stall of at least minStall: the time
-// the relay could not run does not count as silence of its paths
-// (docs/failover.md, "Aggressive timers"). A wake before planned (a reply
-// or a request woke the loop) is not late.
-func (a *Agent) reportLateness(planned, woke, now time.Time) {
-	if planned.IsZero() || woke.Before(planned) {
-		return
+// wakePlan is when the owner loop's timer is due: armed when the loop goes
+// to sleep, after its step. Only a wake by that timer is measured against
+// it, at the moment the timer's tick is received: the loop's own work (a
+// step, housekeeping over every peer, a reload, a reply) is time the relay
+// ran, and counting it as lateness would credit paths with time in which
+// the relay could have noticed their silence (a busy hub would detect dead
+// paths ever later).
+type wakePlan struct{ due time.Time }
+
+func (w *wakePlan) arm(at time.Time, d time.Duration) { w.due = at.Add(d) }
+
+// late is how late a timer wake at woke is (zero if not armed or early).
+func (w wakePlan) late(woke time.Time) time.Duration {
+	if w.due.IsZero() || woke.Before(w.due) {
+		return 0
 	}
-	late := now.Sub(planned)
-	a.metrics.ScheduleDelay(metrics.ScheduleWake, woke.Sub(planned))
+	return woke.Sub(w.due)
+}
+
+// reportLateness records how late the owner loop's timer woke it (late,
+// wakePlan) and tells the monitor, at now, about a stall of at least
+// minStall: the time the relay could not run does not count as silence of
+// its paths (docs/failover.md, "Aggressive timers").
+func (a *Agent) reportLateness(late time.Duration, now time.Time) {
+	a.metrics.ScheduleDelay(metrics.ScheduleWake, late)
 	if late >= minStall {
 		a.metrics.Stall(late)
 		a.mon.Stalled(late, now)

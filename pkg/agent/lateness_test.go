@@ -28,9 +28,11 @@ func TestLateWakeIsAStall(t *testing.T) {
 	}
 
 	a := setup()
+	var plan wakePlan
+	plan.arm(t0, 20*time.Millisecond)
 	planned := t0.Add(20 * time.Millisecond)
 	woke := planned.Add(60 * time.Millisecond)
-	a.reportLateness(planned, woke, woke)
+	a.reportLateness(plan.late(woke), woke)
 	if tr := a.mon.Tick(woke, nil); len(tr) != 0 {
 		t.Fatalf("after a reported 60ms stall the path went down: %+v", tr)
 	}
@@ -39,7 +41,7 @@ func TestLateWakeIsAStall(t *testing.T) {
 	}
 
 	a = setup()
-	a.reportLateness(planned, planned.Add(100*time.Microsecond), planned.Add(100*time.Microsecond))
+	a.reportLateness(plan.late(planned.Add(100*time.Microsecond)), planned.Add(100*time.Microsecond))
 	if tr := a.mon.Tick(woke, nil); len(tr) != 1 || tr[0].Up {
 		t.Fatalf("a loop on time: want the silent path down at %v, got %+v", woke.Sub(t0), tr)
 	}
@@ -71,4 +73,28 @@ func stallFigures(t *testing.T, m *metrics.Metrics) (stalls float64, wakes uint6
 		}
 	}
 	return stalls, wakes
+}
+
+// TestWakePlanCountsOnlySleep: the timer is armed when the loop goes to
+// sleep, after its step, so a long step is not lateness; a wake before
+// the timer is due (a reply, housekeeping) is not late; an unarmed plan
+// never is.
+func TestWakePlanCountsOnlySleep(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	var plan wakePlan
+	if plan.late(t0) != 0 {
+		t.Fatal("an unarmed plan reported lateness")
+	}
+	// The step began at t0 and took 8 ms; the loop armed a 20 ms sleep at
+	// its end and the timer fired on time.
+	plan.arm(t0.Add(8*time.Millisecond), 20*time.Millisecond)
+	if got := plan.late(t0.Add(28 * time.Millisecond)); got != 0 {
+		t.Fatalf("a timer on time after an 8 ms step: late %v, want 0", got)
+	}
+	if got := plan.late(t0.Add(20 * time.Millisecond)); got != 0 {
+		t.Fatalf("an early wake: late %v, want 0", got)
+	}
+	if got := plan.late(t0.Add(40 * time.Millisecond)); got != 12*time.Millisecond {
+		t.Fatalf("a wake 12 ms after the timer was due: late %v, want 12ms", got)
+	}
 }

@@ -72,11 +72,9 @@ func (l *lazyReplies) plan(wake time.Time) {
 // deliverReply hands an authenticated reply to the owner goroutine: queued
 // for its planned wake if that is near (above), else over the channel.
 func (a *Agent) deliverReply(r probeReply) {
-	switch queued, full := a.lazy.offer(r); {
-	case queued:
-	case full:
-		a.metrics.ProbeRejected()
-	default:
+	if queued, _ := a.lazy.offer(r); !queued {
+		// Not waiting for a planned wake, or the queue is full: wake the
+		// owner (a full queue must not turn answers into losses).
 		a.enqueueReply(r)
 	}
 }

@@ -45,3 +45,27 @@ func TestLazyRepliesWaitOnlyForAPlannedWake(t *testing.T) {
 		t.Fatal("queued after the owner planned no wake")
 	}
 }
+
+// TestFullLazyQueueWakesTheOwner: a reply that finds the queue full goes
+// to the owner's channel (waking it) instead of being dropped, which would
+// count an answered probe as lost.
+func TestFullLazyQueueWakesTheOwner(t *testing.T) {
+	a := &Agent{replyc: make(chan probeReply, 1)}
+	at := time.Unix(1000, 0)
+	a.lazy.plan(at.Add(replyWait))
+	for range maxLazyReplies {
+		a.deliverReply(probeReply{peer: "b", at: at})
+	}
+	if len(a.replyc) != 0 {
+		t.Fatal("a reply that fit the queue woke the owner")
+	}
+	a.deliverReply(probeReply{peer: "c", at: at})
+	select {
+	case r := <-a.replyc:
+		if r.peer != "c" {
+			t.Fatalf("the owner got %q, want the reply that found the queue full", r.peer)
+		}
+	default:
+		t.Fatal("a reply that found the queue full was dropped")
+	}
+}

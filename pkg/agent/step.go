@@ -17,7 +17,8 @@ import (
 // events move traffic. Last, it records when the owner will wake next.
 func (a *Agent) step(now time.Time) {
 	a.takeLazy()
-	defer a.planWake(now)
+	// At the end of the step, as Run arms its timer then.
+	defer func() { a.planWake(a.clock.Now()) }()
 	a.dueBuf = a.mon.Due(now, a.dueBuf[:0])
 	sent := 0
 	for _, p := range a.dueBuf {

@@ -22,12 +22,13 @@ import "time"
 type Detector struct {
 	up       bool
 	everUp   bool
-	streak   int       // consecutive answers while down
-	lastAns  time.Time // last answer, for the streak gap rule
-	lastEv   time.Time // last evidence of any kind
-	deadline time.Time // when up: down at this instant without new evidence
-	changed  time.Time // last transition
-	floored  bool      // Defer raised the deadline to its floor since the last evidence
+	streak   int           // consecutive answers while down
+	lastAns  time.Time     // last answer, for the streak gap rule
+	lastEv   time.Time     // last evidence of any kind
+	deadline time.Time     // when up: down at this instant without new evidence
+	changed  time.Time     // last transition
+	floored  bool          // Defer raised the deadline to its floor since the last evidence
+	credit   time.Duration // lateness Defer added since the last evidence
 	// hold is the deadline Retime or Defer set: evidence never brings the
 	// deadline before it (a path turned active keeps a full new detect
 	// time, a stall's postponement stands), whatever its date.
@@ -85,7 +86,7 @@ func (d *Detector) evidence(now time.Time, detect time.Duration) {
 		if d.deadline.Before(d.hold) {
 			d.deadline = d.hold
 		}
-		d.floored = false
+		d.floored, d.credit = false, 0
 		return
 	}
 	if dl := d.lastEv.Add(detect); dl.After(d.deadline) {
@@ -133,12 +134,18 @@ func (d *Detector) Retime(now time.Time, detect, rtt time.Duration) {
 // run (Monitor.Stalled): by late, the time it could not run, and, once
 // between two pieces of evidence, to no earlier than floor. Only once:
 // a relay late at every wake would otherwise push the deadline of a dead
-// path to the floor again at every wake, and never declare it down. It
-// never brings a deadline forward and does nothing for a down path.
-func (d *Detector) Defer(late time.Duration, floor time.Time) {
+// path to the floor again at every wake, and never declare it down. The
+// lateness credited between two pieces of evidence is at most maxCredit
+// (the path's detect time): whatever the shell reports, a dead path is
+// declared down within two detect times and one floor of its last
+// evidence. It never brings a deadline forward and does nothing for a
+// down path.
+func (d *Detector) Defer(late time.Duration, floor time.Time, maxCredit time.Duration) {
 	if !d.up {
 		return
 	}
+	late = min(late, max(maxCredit-d.credit, 0))
+	d.credit += late
 	d.deadline = d.deadline.Add(late)
 	if !d.floored && d.deadline.Before(floor) {
 		d.deadline, d.floored = floor, true

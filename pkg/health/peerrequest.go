@@ -63,7 +63,7 @@ func (m *Monitor) ReplacedByRequest(p Probe, lastReq, now time.Time) bool {
 	q.sent--
 	q.reqQuiet++
 	q.suppressed++
-	q.det.OnPassive(lastReq, q.detect())
+	q.det.OnPassive(lastReq, q.span()) // as any evidence: detect time plus the jitter margin
 	m.reschedule(q)
 	return true
 }

@@ -29,8 +29,9 @@ import "time"
 // a path gets one round trip of running time, in which the probe sent at
 // the wake can be answered, before it is judged (that floor once between
 // two pieces of evidence: Detector.Defer). A dead path is still detected:
-// each stall postpones its deadline by the stall (plus one RTO, once), and
-// time the relay does run counts in full.
+// each stall postpones its deadline by the stall (plus one RTO, once), at
+// most one detect time of stalls in all between two pieces of evidence,
+// and time the relay does run counts in full.
 
 // jitterMarginMult: the deadline allows this many mean deviations of the
 // RTT on top of the detect time (RFC 6298's K = 4 for TCP's RTO).
@@ -75,7 +76,7 @@ func (m *Monitor) Stalled(late time.Duration, now time.Time) {
 		}
 		if p.det.Up() {
 			d := p.detect()
-			p.det.Defer(late, now.Add(p.est.SRTT()+DeadlineMargin(p.est.Jitter(), d)))
+			p.det.Defer(late, now.Add(p.est.SRTT()+DeadlineMargin(p.est.Jitter(), d)), d)
 		}
 		m.reschedule(p)
 	}

@@ -329,3 +329,38 @@ func TestActivationWaitsForOneRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestStallCreditIsBounded: a shell that reports a stall at every wake,
+// each longer than the time that really passed (a loop that counts its
+// own work as lateness, or a clock that jumps), cannot keep a dead path up:
+// at most one detect time of stalls is credited between two pieces of
+// evidence, so the path is down within two detect times plus one RTO of
+// its last answer.
+func TestStallCreditIsBounded(t *testing.T) {
+	m := NewMonitor(rand.New(rand.NewPCG(3, 3)))
+	id := PathID{Peer: "b", Path: 0}
+	s := Settings{Interval: 20 * time.Millisecond}
+	m.SetPath(id, s)
+	m.SetActive(id, true)
+	t0 := time.Unix(1_000_000, 0)
+	p := m.Due(t0, nil)
+	m.OnReply(id, p[0].Nonce, t0.Add(time.Millisecond))
+	m.Tick(t0.Add(time.Millisecond), nil)
+	last := t0.Add(time.Millisecond)
+
+	detect := 3 * s.Interval // DefaultDetectMultiplier
+	limit := last.Add(2*detect + 20*time.Millisecond)
+	for now := last; now.Before(last.Add(10 * detect)); now = now.Add(5 * time.Millisecond) {
+		m.Stalled(30*time.Millisecond, now) // more than the 5 ms that passed
+		m.Due(now, nil)
+		for _, tr := range m.Tick(now, nil) {
+			if tr.ID == id && !tr.Up {
+				if now.After(limit) {
+					t.Fatalf("the dead path went down %v after its last answer, want within %v", now.Sub(last), limit.Sub(last))
+				}
+				return
+			}
+		}
+	}
+	t.Fatalf("a shell reporting stalls at every wake kept a dead path up for %v", 10*detect)
+}

@@ -2,6 +2,8 @@ package inject
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -149,9 +151,18 @@ func hostPort(ip string, port int32) string {
 func dnsServiceName(gateway string) string { return shorten(objectName(gateway)+"-dns", 63) }
 
 // dnsBindingName is the gateway's ClusterRoleBinding, cluster-scoped and
-// so named after its namespace too.
+// so named after its namespace too. Joining the two with "-" alone would
+// be ambiguous (namespace a-b with gateway c, namespace a with gateway
+// b-c), and the controller updates and deletes by name, so a hash of
+// namespace/gateway ends every name.
 func dnsBindingName(ns, gateway string) string {
-	return shorten("liqo-relay-dns-"+ns+"-"+gateway, 63)
+	sum := sha256.Sum256([]byte(ns + "/" + gateway))
+	suffix := "-" + hex.EncodeToString(sum[:4])
+	prefix := "liqo-relay-dns-" + ns + "-" + gateway
+	if len(prefix)+len(suffix) > 63 {
+		prefix = strings.TrimRight(prefix[:63-len(suffix)], "-")
+	}
+	return prefix + suffix
 }
 
 // dnsService is the ClusterIP Service in front of the active replica's

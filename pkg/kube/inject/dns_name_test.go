@@ -1,0 +1,21 @@
+package inject
+
+import "testing"
+
+// TestDNSBindingNamesAreUnambiguous: the ClusterRoleBinding is
+// cluster-scoped and updated and deleted by name, so two gateways must
+// never share one, even when their namespace and gateway names join into
+// the same string; names stay valid (at most 63 characters).
+func TestDNSBindingNamesAreUnambiguous(t *testing.T) {
+	a, b := dnsBindingName("a-b", "c"), dnsBindingName("a", "b-c")
+	if a == b {
+		t.Fatalf("namespace a-b gateway c and namespace a gateway b-c share the binding name %q", a)
+	}
+	long := dnsBindingName("liqo-tenant-0123456789abcdef0123456789abcdef", "gw-0123456789abcdef0123456789abcdef")
+	if len(long) > 63 {
+		t.Fatalf("binding name %q is %d characters, over 63", long, len(long))
+	}
+	if dnsBindingName("ns", "gw") != dnsBindingName("ns", "gw") {
+		t.Fatal("the name is not stable")
+	}
+}
