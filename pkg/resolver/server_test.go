@@ -33,15 +33,8 @@ type testServer struct {
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
 	s := &testServer{recs: map[string]record{}, asks: map[string]int{}}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc, ln := listenUDPAndTCP(t)
 	port := pc.LocalAddr().(*net.UDPAddr).Port
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
 	s.addr = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
 	udp := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) { s.serve(w, r, "udp") })}
 	tcp := &dns.Server{Listener: ln, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) { s.serve(w, r, "tcp") })}
@@ -114,4 +107,26 @@ func (s *testServer) serve(w dns.ResponseWriter, r *dns.Msg, network string) {
 		}
 	}
 	_ = w.WriteMsg(m)
+}
+
+// listenUDPAndTCP listens on one loopback port for both UDP and TCP, as a
+// DNS server does. The kernel picks a free UDP port, which may be taken
+// for TCP by another test's connection: then it tries another.
+func listenUDPAndTCP(t *testing.T) (net.PacketConn, net.Listener) {
+	t.Helper()
+	var last error
+	for range 50 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, ln
+		}
+		pc.Close()
+		last = err
+	}
+	t.Fatalf("no loopback port free for both UDP and TCP: %v", last)
+	return nil, nil
 }
