@@ -20,9 +20,9 @@ any=${any:-${sc:-${red:-${redtcp:-${st:-${fb:-${tm:-${i20:-$i10}}}}}}}}
 commits=$(for x in "$R"/*-"$M".json "$R"/failover-probe-*.json; do
 	[ -f "$x" ] || continue
 	[ "$M" = full ] || [[ $x != */failover-probe-* ]] || continue
-	jq -r '"\(.machine.commit) \(.name)"' "$x"
-done | awk '{n[$1] = n[$1] (n[$1] == "" ? "" : ", ") $2} END {for (c in n) print c " (" n[c] ")"}' | sort | paste -sd';' | sed 's/;/; /g')
-echo "Measured $(jq -r .when "$any") on $(jq -r '"\(.machine.cpus) vCPU \(.machine.cpu), kernel \(.machine.kernel), load \(.machine.loadavg)"' "$any"), with \`$(jq -r .command "$any")\`; commit of each result: $commits."
+	jq -r '"\(.machine.commit) \(.name) at \(.when), load \(.machine.loadavg | tostring | split(" ")[0])"' "$x"
+done | awk '{c = $1; $1 = ""; sub(/^ /, ""); n[c] = n[c] (n[c] == "" ? "" : ", ") $0} END {for (c in n) print c " (" n[c] ")"}' | sort | paste -sd';' | sed 's/;/; /g')
+echo "Measured on $(jq -r '"\(.machine.cpus) vCPU \(.machine.cpu), kernel \(.machine.kernel)"' "$any"), with \`$(jq -r .command "$any")\`; commit, time and 1-minute load of each result: $commits."
 echo
 echo "| what | result | target |"
 echo "|---|---|---|"
