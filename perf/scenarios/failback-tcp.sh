@@ -7,8 +7,9 @@
 # restore at default probes). Per restore:
 #
 #   dipMs        the longest run of 100 ms intervals below 10% of the
-#                pre-cut median goodput, from the restore to the next cut
-#                (goodput-dip.awk), and where it starts after the restore;
+#                pre-cut median goodput, from the restore to half a second
+#                before the next cut (goodput-dip.awk), and where it
+#                starts after the restore;
 #   retransmits  the sender's retransmitted segments in the FB_SETTLE s
 #                after the restore, against the baseline: the same span
 #                before the first cut, on one path (scaled to FB_SETTLE);
@@ -27,9 +28,17 @@
 # the one-path reference for the dips and retransmits (what the machine
 # and the emulator do to a flow that never moves).
 #
+# The sender's congestion control is set, not inherited from the machine
+# (FB_CC, default cubic, Linux's default): BBR (v1) keeps the smallest RTT
+# it saw for 10 s and caps what it has in flight at twice the bandwidth
+# times that RTT, so after a move from the 20 ms direct path to the 100 ms
+# consumer path its goodput decays until it fails back, and that decay,
+# not the restore, is what a dip measured with BBR shows (docs/failover.md,
+# "A restore TCP does not feel"). FB_CC=bbr measures it.
+#
 # Env: FB_RESTORES (20), FB_CUT (3), FB_SETTLE (7), FB_LEAD (8), FB_RATE
-# (socket pacing cap, --fq-rate; 0: unpaced), FB_CONTROL (0), PERF_HEALTH, RESULT name
-# suffix.
+# (socket pacing cap, --fq-rate; 0: unpaced), FB_CC (cubic), FB_CONTROL (0),
+# PERF_HEALTH, RESULT name suffix.
 # Writes perf/results/failback-tcp-$RESULT.json and .png.
 source "$(dirname "$0")/../lib.sh"
 source "$PERF_ROOT/analyze/common.sh"
@@ -39,6 +48,7 @@ CUT=${FB_CUT:-3}
 SETTLE=${FB_SETTLE:-7}
 LEAD=${FB_LEAD:-8}
 RATE=${FB_RATE:-30M}
+CC=${FB_CC:-cubic}
 CONTROL=${FB_CONTROL:-0}
 NAME=failback-tcp-${RESULT:-default}
 SECS=$((LEAD + N * (CUT + SETTLE) + 1))
@@ -63,7 +73,7 @@ wait_for 10 "iperf3 server in pod-b" nsx pod-b sh -c "ss -ltn | grep -q ':5201 '
 # stall and so makes losses of its own.
 pace=()
 [ "$RATE" = 0 ] || pace=(--fq-rate "$RATE")
-nsx pod-a timeout -k 5 $((SECS + 30)) iperf3 -c "$POD_B" -t "$SECS" -i 0.1 "${pace[@]}" --json >"$W/client.json" &
+nsx pod-a timeout -k 5 $((SECS + 30)) iperf3 -c "$POD_B" -t "$SECS" -i 0.1 -C "$CC" "${pace[@]}" --json >"$W/client.json" &
 client=$!
 t0=$(now)
 rel() { awk -v a="$1" -v b="$t0" 'BEGIN{printf "%.3f", a-b}'; }
@@ -105,7 +115,10 @@ while read -r tc tr before after; do
 	i=$((i + 1))
 	next=$(awk -v i="$i" 'NR==i+1{print $1}' "$W/cycles")
 	next=${next:-$SECS}
-	dip=$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from="$tr" -v to="$next" "$W/series.dat")
+	# The dip window ends half a second before the next cut: the 100 ms
+	# interval that straddles that cut (iperf3's clock starts a little
+	# after the script's) belongs to the next cut, not to this restore.
+	dip=$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from="$tr" -v to="$(awk -v n="$next" 'BEGIN{print n - 0.5}')" "$W/series.dat")
 	retr=$(awk -v a="$tr" -v b="$next" '$1 >= a - 0.05 && $1 < b {r += $3} END {print r + 0}' "$W/retr.dat")
 	fa=$(awk -v a="$tr" -v b="$next" '$1 >= a && $1 < b {printf "%d", ($1 - a) * 1000; exit}' "$W/back-provider-a")
 	fb=$(awk -v a="$tr" -v b="$next" '$1 >= a && $1 < b {printf "%d", ($1 - a) * 1000; exit}' "$W/back-provider-b")
@@ -125,12 +138,12 @@ skews=$(jq -r '.failbackSkewMs // empty' "$W/restores" | awk -f "$ANALYZE/stats.
 fbA=$(jq -r '.failbackAMs // empty' "$W/restores" | awk -f "$ANALYZE/stats.awk")
 jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date -u +%FT%TZ)" \
 	--arg cmd "${PERF_COMMAND:-$0}" --argjson n "$N" --argjson cut "$CUT" --argjson settle "$SETTLE" --argjson lead "$LEAD" \
-	--arg health "$PERF_HEALTH" --arg rate "$RATE" --arg control "$CONTROL" --argjson base "$base" \
+	--arg health "$PERF_HEALTH" --arg rate "$RATE" --arg cc "$CC" --arg control "$CONTROL" --argjson base "$base" \
 	--argjson dips "$dips" --argjson retrs "$retrs" --argjson skews "$skews" --argjson fbA "$fbA" \
 	--slurpfile restores "$W/restores" \
 	--argjson pre "$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from=1e9 "$W/series.dat")" \
 	'{scenario:"failback-tcp", name:$name, when:$when, command:$cmd, machine:$machine,
-	  settings:{restores:$n, control:($control == "1"), cutS:$cut, settleS:$settle, leadS:$lead, rate:$rate, health:$health,
+	  settings:{restores:$n, control:($control == "1"), cutS:$cut, settleS:$settle, leadS:$lead, rate:$rate, congestionControl:$cc, health:$health,
 	            cut:"direct A-B link, both directions (wanem)", wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}},
 	  preCutMedianMbps:$pre.preCutMedianMbps,
 	  summary:{dipMs:$dips, retransmitsPerRestore:$retrs, baselineRetransmitsPerWindow:$base,
