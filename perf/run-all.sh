@@ -86,8 +86,8 @@ quick)
 	scenario 60 scale "SCALE_RELAYS=4 8" SCALE_SECONDS=8
 	scenario 60 scale-star "STAR_PEERS=25" SCALE_SECONDS=8
 	scenario 75 failover FAILOVER_CUTS=3 FAILOVER_SPACING=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
-	scenario 40 failover-tcp FT_SECONDS=12 FT_CUT_AT=4 FT_RESTORE_AT=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
 	scenario 50 failback-tcp FB_RESTORES=3 FB_LEAD=5
+	scenario 50 failback-tcp FB_RESTORES=3 FB_LEAD=5 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
 	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 RESULT=interval-20ms-quick "PERF_HEALTH={interval: 20ms}"
 	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 RESULT=interval-10ms-quick "PERF_HEALTH={interval: 10ms}"
 	scenario 150 timers TIMERS_SECONDS=30
@@ -104,9 +104,10 @@ full)
 	scenario 120 scale "SCALE_RELAYS=5 10 20" SCALE_SECONDS=20
 	scenario 300 scale-star "STAR_PEERS=25 50 125 250" SCALE_SECONDS=20
 	scenario 300 failover FAILOVER_CUTS=20 RESULT=redundant-full "PERF_HEALTH={redundancy: duplicate}"
-	scenario 75 failover-tcp FT_SECONDS=25 FT_CUT_AT=8 FT_RESTORE_AT=16 RESULT=redundant-full "PERF_HEALTH={redundancy: duplicate}"
 	scenario 240 failback-tcp FB_RESTORES=20
 	scenario 240 failback-tcp FB_RESTORES=20 FB_CONTROL=1 RESULT=control-full
+	scenario 240 failback-tcp FB_RESTORES=20 RESULT=redundant-full "PERF_HEALTH={redundancy: duplicate}"
+	scenario 240 failback-tcp FB_RESTORES=20 FB_CC=bbr RESULT=bbr-full
 	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-20ms-full "PERF_HEALTH={interval: 20ms}"
 	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-10ms-full "PERF_HEALTH={interval: 10ms}"
 	scenario 1900 timers TIMERS_SECONDS=600

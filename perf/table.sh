@@ -10,8 +10,8 @@ fmt() { jq -r "$1 // \"$na\"" "$2" 2>/dev/null || echo "$na"; }
 
 lat=$(f latency) fo=$(f failover) tp=$(f throughput) fl=$(f flapping) ce=$(f wanem-ceiling) ft=$(f failover-tcp)
 any=${lat:-${fo:-${tp:-${fl:-${ce:-$ft}}}}}
-sc=$(f scale) red=$(f failover-redundant) redtcp=$(f failover-tcp-redundant) st=$(f scale-star)
-fb=$(f failback-tcp) fbc=$(f failback-tcp-control)
+sc=$(f scale) red=$(f failover-redundant) redtcp=$(f failback-tcp-redundant) st=$(f scale-star)
+fb=$(f failback-tcp) fbc=$(f failback-tcp-control) fbb=$(f failback-tcp-bbr)
 tm=$(f timers) i20=$(f failover-interval-20ms) i10=$(f failover-interval-10ms)
 any=${any:-${sc:-${red:-${redtcp:-${st:-${fb:-${tm:-${i20:-$i10}}}}}}}}
 [ -n "$any" ] || die "no results for mode $M in $R"
@@ -56,14 +56,17 @@ fi
 if [ -n "$ft" ]; then
 	echo "| TCP goodput dip at a cut: duration, min (iperf3, 100 ms intervals; below 10% of the pre-cut median $(fmt '.dip.preCutMedianMbps|round' "$ft") Mbit/s) | $(fmt '"\(.dip.durationMs) ms, \(.dip.minMbps) Mbit/s; after the restore \(.failbackDip.durationMs) ms; relay A failed back \((.switches[] | select(.reason=="failback") | .atS) - .restoreAtS | . * 1000 | round) ms after it"' "$ft") | |"
 fi
-for x in $fb $fbc; do
-	echo "| TCP after a restore$(jq -r 'if .settings.control then " (control: no cut, one path)" else "" end' "$x"), $(jq -r '"\(.settings.restores) windows of \(.settings.settleS) s, flow paced at \(.settings.rate)"' "$x"): goodput dip p50 / p95 / max; retransmits per window p50 / max (one-path baseline); reordering seen by the sender | $(fmt '"\(.summary.dipMs.p50) / \(.summary.dipMs.p95) / \(.summary.dipMs.max) ms; \(.summary.retransmitsPerRestore.p50) / \(.summary.retransmitsPerRestore.max) (\(.summary.baselineRetransmitsPerWindow)); \([.restores[].tcp.TcpExtTCPSACKReorder // 0] | add) SACK reorder events"' "$x") | p95 < 100 ms, retransmits ≤ one path |"
+for x in $fb $fbc $fbb; do
+	echo "| TCP after a restore$(jq -r 'if .settings.control then " (control: no cut, one path)" else "" end' "$x"), $(jq -r '"\(.settings.restores) windows of \(.settings.settleS) s, flow paced at \(.settings.rate), \(.settings.congestionControl // "the machine'"'"'s congestion control")"' "$x"): goodput dip p50 / p95 / max; retransmits per window p50 / max (one-path baseline); reordering seen by the sender | $(fmt '"\(.summary.dipMs.p50) / \(.summary.dipMs.p95) / \(.summary.dipMs.max) ms; \(.summary.retransmitsPerRestore.p50) / \(.summary.retransmitsPerRestore.max) (\(.summary.baselineRetransmitsPerWindow)); \([.restores[].tcp.TcpExtTCPSACKReorder // 0] | add) SACK reorder events"' "$x") | $(jq -r 'if .settings.congestionControl == "bbr" then "none (BBR decays on the slower path, docs/failover.md)" else "p95 < 100 ms, retransmits ≤ one path" end' "$x") |"
 done
+if [ -n "$fb" ]; then
+	echo "| TCP goodput dip at a cut, one path at a time (no redundant sending), $(jq -r '"\(.settings.restores) cuts"' "$fb"): p50 / p95 / max | $(fmt '.summary.cutDipMs | if . then "\(.p50) / \(.p95) / \(.max) ms" else null end' "$fb") | |"
+fi
 if [ -n "$red" ]; then
 	echo "| failover with \`redundancy: duplicate\` (a 5 ms ping stream over $(jq -r .settings.cuts "$red") cuts of direct): packets lost / interruption median, max | $(fmt '"\(.summary.lostPackets) / \(.summary.interruptionMs.p50), \(.summary.interruptionMs.max) ms"' "$red") | 0 lost |"
 fi
 if [ -n "$redtcp" ]; then
-	echo "| TCP goodput dip at a cut with \`redundancy: duplicate\` (below 10% of the pre-cut median) | $(fmt '"\(.dip.durationMs) ms; after the restore \(.failbackDip.durationMs) ms"' "$redtcp") | < 100 ms |"
+	echo "| TCP goodput dip at a cut with \`redundancy: duplicate\`, $(jq -r '"\(.settings.restores) cuts, flow paced at \(.settings.rate), \(.settings.congestionControl)"' "$redtcp") (below 10% of the pre-cut median): p50 / p95 / max; after the restores p95; retransmits per window p95 | $(fmt '"\(.summary.cutDipMs.p50) / \(.summary.cutDipMs.p95) / \(.summary.cutDipMs.max) ms; \(.summary.dipMs.p95) ms; \(.summary.retransmitsPerRestore.p95)"' "$redtcp") | p95 < 100 ms |"
 fi
 if [ -n "$st" ]; then
 	jq -r '.runs[] | "| scale, one relay with \(.peers) idle peers x \(.pathsPerPeer) paths (\(.hubPaths) directed paths), hub process alone: CPU / per 1000 paths / probes per path | \(.hubCpuPercent*100|round/100) % of a core / \(.hubCpuPercentPer1000Paths*100|round/100) % / \(.hubProbesPerSecondPerPath*100|round/100) req/s | < 5 % at 1000 paths |"' "$st" 2>/dev/null ||

@@ -6,6 +6,10 @@
 # restore followed by FB_SETTLE seconds (the failback comes ~4 s after a
 # restore at default probes). Per restore:
 #
+#   cutDipMs     the same at the cut before it: the longest run below 10%
+#                from the cut to the restore (detection and failover
+#                without redundant sending; with `redundancy: duplicate`
+#                the cut should pass unfelt);
 #   dipMs        the longest run of 100 ms intervals below 10% of the
 #                pre-cut median goodput, from the restore to half a second
 #                before the next cut (goodput-dip.awk), and where it
@@ -119,12 +123,13 @@ while read -r tc tr before after; do
 	# interval that straddles that cut (iperf3's clock starts a little
 	# after the script's) belongs to the next cut, not to this restore.
 	dip=$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from="$tr" -v to="$(awk -v n="$next" 'BEGIN{print n - 0.5}')" "$W/series.dat")
+	cdip=$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from="$tc" -v to="$tr" "$W/series.dat")
 	retr=$(awk -v a="$tr" -v b="$next" '$1 >= a - 0.05 && $1 < b {r += $3} END {print r + 0}' "$W/retr.dat")
 	fa=$(awk -v a="$tr" -v b="$next" '$1 >= a && $1 < b {printf "%d", ($1 - a) * 1000; exit}' "$W/back-provider-a")
 	fb=$(awk -v a="$tr" -v b="$next" '$1 >= a && $1 < b {printf "%d", ($1 - a) * 1000; exit}' "$W/back-provider-b")
-	jq -nc --argjson i "$i" --argjson tc "$tc" --argjson tr "$tr" --argjson dip "$dip" --argjson retr "$retr" \
+	jq -nc --argjson i "$i" --argjson tc "$tc" --argjson tr "$tr" --argjson dip "$dip" --argjson cdip "$cdip" --argjson retr "$retr" \
 		--argjson fa "${fa:-null}" --argjson fb "${fb:-null}" --argjson before "$before" --argjson after "$after" \
-		'{restore:$i, cutS:$tc, restoreS:$tr, dipMs:$dip.durationMs, dipStartAfterRestoreMs:(if $dip.startS then (($dip.startS - $tr) * 1000 | round) else null end),
+		'{restore:$i, cutS:$tc, restoreS:$tr, cutDipMs:$cdip.durationMs, dipMs:$dip.durationMs, dipStartAfterRestoreMs:(if $dip.startS then (($dip.startS - $tr) * 1000 | round) else null end),
 		  minMbps:$dip.minMbps, retransmits:$retr, failbackAMs:$fa, failbackBMs:$fb,
 		  failbackSkewMs:(if $fa and $fb then $fb - $fa else null end),
 		  tcp:($after | with_entries(.value -= ($before[.key] // 0)))}' >>"$W/restores"
@@ -133,25 +138,26 @@ mkdir -p "$PERF_RESULTS/raw/$NAME"
 cp "$W"/{iperf.json,client.json,events-provider-a,events-provider-b,series.dat,retr.dat,cycles,wanem-ab.json} "$PERF_RESULTS/raw/$NAME/" 2>/dev/null || true
 
 dips=$(jq -r .dipMs "$W/restores" | awk -f "$ANALYZE/stats.awk")
+cdips=$(jq -r .cutDipMs "$W/restores" | awk -f "$ANALYZE/stats.awk")
 retrs=$(jq -r .retransmits "$W/restores" | awk -f "$ANALYZE/stats.awk")
 skews=$(jq -r '.failbackSkewMs // empty' "$W/restores" | awk -f "$ANALYZE/stats.awk")
 fbA=$(jq -r '.failbackAMs // empty' "$W/restores" | awk -f "$ANALYZE/stats.awk")
 jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date -u +%FT%TZ)" \
 	--arg cmd "${PERF_COMMAND:-$0}" --argjson n "$N" --argjson cut "$CUT" --argjson settle "$SETTLE" --argjson lead "$LEAD" \
 	--arg health "$PERF_HEALTH" --arg rate "$RATE" --arg cc "$CC" --arg control "$CONTROL" --argjson base "$base" \
-	--argjson dips "$dips" --argjson retrs "$retrs" --argjson skews "$skews" --argjson fbA "$fbA" \
+	--argjson dips "$dips" --argjson cdips "$cdips" --argjson retrs "$retrs" --argjson skews "$skews" --argjson fbA "$fbA" \
 	--slurpfile restores "$W/restores" \
 	--argjson pre "$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from=1e9 "$W/series.dat")" \
 	'{scenario:"failback-tcp", name:$name, when:$when, command:$cmd, machine:$machine,
 	  settings:{restores:$n, control:($control == "1"), cutS:$cut, settleS:$settle, leadS:$lead, rate:$rate, congestionControl:$cc, health:$health,
 	            cut:"direct A-B link, both directions (wanem)", wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}},
 	  preCutMedianMbps:$pre.preCutMedianMbps,
-	  summary:{dipMs:$dips, retransmitsPerRestore:$retrs, baselineRetransmitsPerWindow:$base,
+	  summary:{cutDipMs:$cdips, dipMs:$dips, retransmitsPerRestore:$retrs, baselineRetransmitsPerWindow:$base,
 	           failbackAMs:$fbA, failbackSkewMs:$skews},
 	  restores:$restores}' >"$PERF_RESULTS/$NAME.json"
 log "wrote $PERF_RESULTS/$NAME.json"
-jq -c '{dip:.summary.dipMs, retr:.summary.retransmitsPerRestore, base:.summary.baselineRetransmitsPerWindow, skew:.summary.failbackSkewMs}' "$PERF_RESULTS/$NAME.json"
-jq -r '.restores[] | "restore \(.restore): dip \(.dipMs) ms (+\(.dipStartAfterRestoreMs) ms), retr \(.retransmits), back A +\(.failbackAMs) B +\(.failbackBMs), tcp \(.tcp | tostring)"' "$PERF_RESULTS/$NAME.json" >&2
+jq -c '{cutDip:.summary.cutDipMs, dip:.summary.dipMs, retr:.summary.retransmitsPerRestore, base:.summary.baselineRetransmitsPerWindow, skew:.summary.failbackSkewMs}' "$PERF_RESULTS/$NAME.json"
+jq -r '.restores[] | "restore \(.restore): cut dip \(.cutDipMs) ms, dip \(.dipMs) ms (+\(.dipStartAfterRestoreMs) ms), retr \(.retransmits), back A +\(.failbackAMs) B +\(.failbackBMs), tcp \(.tcp | tostring)"' "$PERF_RESULTS/$NAME.json" >&2
 
 have_gnuplot || exit 0
 # Per restore: the dip and the retransmits in the window after it.

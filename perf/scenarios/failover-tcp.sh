@@ -5,8 +5,12 @@
 # and restored at FT_RESTORE_AT. The dip is the longest run of intervals
 # below 10% of the median goodput before the cut.
 #
+# The sender's congestion control is FT_CC (default cubic), not the
+# machine's (see failback-tcp.sh for why BBR is measured apart).
+#
 # Env: FT_SECONDS (25), FT_CUT_AT (8), FT_RESTORE_AT (16), FT_RATE (iperf3
-# -b, default unlimited), PERF_HEALTH, RESULT name suffix (default).
+# -b, default unlimited), FT_CC (cubic), PERF_HEALTH, RESULT name suffix
+# (default).
 # Writes perf/results/failover-tcp-$RESULT.json and .png.
 source "$(dirname "$0")/../lib.sh"
 source "$PERF_ROOT/analyze/common.sh"
@@ -15,6 +19,7 @@ SECS=${FT_SECONDS:-25}
 CUT_AT=${FT_CUT_AT:-8}
 RESTORE_AT=${FT_RESTORE_AT:-16}
 RATE=${FT_RATE:-0}
+CC=${FT_CC:-cubic}
 NAME=failover-tcp-${RESULT:-default}
 
 perf_require iperf3
@@ -28,7 +33,7 @@ mkdir -p "$W"
 start pod-b iperf3-server iperf3 -s -1 -B "$POD_B" -i 0.1 --json
 wait_for 10 "iperf3 server in pod-b" nsx pod-b sh -c "ss -ltn | grep -q ':5201 '"
 
-nsx pod-a timeout -k 5 $((SECS + 30)) iperf3 -c "$POD_B" -t "$SECS" -i 0.1 -b "$RATE" --json >"$W/client.json" &
+nsx pod-a timeout -k 5 $((SECS + 30)) iperf3 -c "$POD_B" -t "$SECS" -i 0.1 -b "$RATE" -C "$CC" --json >"$W/client.json" &
 client=$!
 t0=$(now)
 sleep "$CUT_AT"
@@ -64,12 +69,12 @@ cp "$W/iperf.json" "$W/client.json" "$W/events" "$W/series.dat" "$W/switches" "$
 jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date -u +%FT%TZ)" \
 	--arg cmd "${PERF_COMMAND:-$0}" --argjson dip "$(cat "$W/dip.json")" --argjson fbdip "$(cat "$W/dip-failback.json")" \
 	--argjson secs "$SECS" --argjson cut "$cut_s" --argjson restore "$restore_s" --arg health "$PERF_HEALTH" \
-	--arg a "$PERF_MODE_A" --arg b "$PERF_MODE_B" --arg rate "$RATE" \
+	--arg a "$PERF_MODE_A" --arg b "$PERF_MODE_B" --arg rate "$RATE" --arg cc "$CC" \
 	--rawfile series "$W/series.dat" --rawfile switches "$W/switches" \
 	--argjson retr "$(jq '.end.sum_sent.retransmits // null' "$W/client.json")" \
 	--argjson mbps "$(jq '.end.sum_received.bits_per_second / 1e6 | . * 10 | round / 10' "$W/iperf.json")" \
 	'{scenario:"failover-tcp", name:$name, when:$when, command:$cmd, machine:$machine,
-	  settings:{seconds:$secs, intervalMs:100, rate:$rate, health:$health, modeA:$a, modeB:$b,
+	  settings:{seconds:$secs, intervalMs:100, rate:$rate, congestionControl:$cc, health:$health, modeA:$a, modeB:$b,
 	            cut:"direct A-B link, both directions (wanem)", wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}},
 	  cutAtS:$cut, restoreAtS:$restore, dip:$dip, failbackDip:$fbdip, meanMbps:$mbps, retransmits:$retr,
 	  switches:[$switches | splits("\n") | select(length > 0) | split(" ") | {atS:(.[0]|tonumber), from:.[1], to:.[2], reason:.[3]}],
