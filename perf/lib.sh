@@ -25,6 +25,8 @@ PERF_RESULTS=${PERF_RESULTS:-$PERF_ROOT/results}
 WAN_AB_DELAY=${WAN_AB_DELAY:-10ms}
 WAN_AC_DELAY=${WAN_AC_DELAY:-25ms}
 WAN_CB_DELAY=${WAN_CB_DELAY:-25ms}
+# Exported: results record them (settings.wan, jq's env).
+export WAN_AB_DELAY WAN_AC_DELAY WAN_CB_DELAY
 
 # Relay modes: tun (default) or netstack, per provider.
 PERF_MODE_A=${PERF_MODE_A:-${PERF_MODE:-tun}}

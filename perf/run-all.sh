@@ -88,8 +88,8 @@ quick)
 	scenario 75 failover FAILOVER_CUTS=3 FAILOVER_SPACING=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
 	scenario 50 failback-tcp FB_RESTORES=3 FB_LEAD=5
 	scenario 50 failback-tcp FB_RESTORES=3 FB_LEAD=5 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
-	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 RESULT=interval-20ms-quick "PERF_HEALTH={interval: 20ms}"
-	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 RESULT=interval-10ms-quick "PERF_HEALTH={interval: 10ms}"
+	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 WAN_AB_DELAY=0ms RESULT=interval-20ms-quick "PERF_HEALTH={interval: 20ms}"
+	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 WAN_AB_DELAY=0ms RESULT=interval-10ms-quick "PERF_HEALTH={interval: 10ms}"
 	scenario 150 timers TIMERS_SECONDS=30
 	;;
 full)
@@ -108,8 +108,10 @@ full)
 	scenario 240 failback-tcp FB_RESTORES=20 FB_CONTROL=1 RESULT=control-full
 	scenario 240 failback-tcp FB_RESTORES=20 RESULT=redundant-full "PERF_HEALTH={redundancy: duplicate}"
 	scenario 240 failback-tcp FB_RESTORES=20 FB_CC=bbr RESULT=bbr-full
-	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-20ms-full "PERF_HEALTH={interval: 20ms}"
-	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-10ms-full "PERF_HEALTH={interval: 10ms}"
+	scenario 300 failover FAILOVER_CUTS=20 WAN_AB_DELAY=0ms RESULT=interval-20ms-full "PERF_HEALTH={interval: 20ms}"
+	scenario 300 failover FAILOVER_CUTS=20 WAN_AB_DELAY=0ms RESULT=interval-10ms-full "PERF_HEALTH={interval: 10ms}"
+	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-20ms-wan-full "PERF_HEALTH={interval: 20ms}"
+	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-10ms-wan-full "PERF_HEALTH={interval: 10ms}"
 	scenario 1900 timers TIMERS_SECONDS=600
 	;;
 esac

@@ -13,6 +13,7 @@ any=${lat:-${fo:-${tp:-${fl:-${ce:-$ft}}}}}
 sc=$(f scale) red=$(f failover-redundant) redtcp=$(f failback-tcp-redundant) st=$(f scale-star)
 fb=$(f failback-tcp) fbc=$(f failback-tcp-control) fbb=$(f failback-tcp-bbr)
 tm=$(f timers) i20=$(f failover-interval-20ms) i10=$(f failover-interval-10ms)
+i20w=$(f failover-interval-20ms-wan) i10w=$(f failover-interval-10ms-wan)
 any=${any:-${sc:-${red:-${redtcp:-${st:-${fb:-${tm:-${i20:-$i10}}}}}}}}
 [ -n "$any" ] || die "no results for mode $M in $R"
 # Every result names the commit it was measured at; list them all, so a
@@ -45,8 +46,10 @@ for fo in "$R/failover-$M.json" "${probes[@]}"; do
 	echo "| failover $(jq -r '.name' "$fo") ($(jq -r '.settings.health | if . == "" then "default probes: 100ms x 3" else . end' "$fo")): interruption median / p95 / max over $(jq -r .settings.cuts "$fo") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$fo") | median ≤ 350 ms |"
 	echo "| failover $(jq -r '.name' "$fo"): failback after restore, median | $(fmt '"\(.summary.failbackAfterRestoreMs.p50) ms; packets lost at failback: max gap \(.summary.failbackInterruptionMaxMs) ms"' "$fo") | |"
 done
-for x in $i20 $i10; do
-	echo "| failover at \`$(jq -r .settings.health "$x")\` (detect $(jq -r '.settings.health | capture("interval: (?<i>[0-9]+)ms").i | tonumber * 3' "$x") ms): interruption median / p95 / max over $(jq -r .settings.cuts "$x") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$x") | median ≤ $(jq -r 'if (.settings.health|test("10ms")) then "40" else "70" end' "$x") ms |"
+# The gated rows run on a direct link with no added delay (the issue's
+# setup); the -wan rows on the testbed's 10 ms, for reference.
+for x in $i20 $i10 $i20w $i10w; do
+	echo "| failover at \`$(jq -r .settings.health "$x")\` (detect $(jq -r '.settings.health | capture("interval: (?<i>[0-9]+)ms").i | tonumber * 3' "$x") ms), direct link $(jq -r '.settings.wan.ab // "10ms"' "$x") one way: interruption median / p95 / max over $(jq -r .settings.cuts "$x") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$x") | $(jq -r 'if (.name|test("-wan-")) then "" elif (.settings.health|test("10ms")) then "median ≤ 40 ms" else "median ≤ 70 ms" end' "$x") |"
 done
 if [ -n "$tm" ]; then
 	jq -r --arg na "$na" '.settings.secondsPerCase as $s | .cases | to_entries[] | .value |
