@@ -30,6 +30,13 @@
 # TIMERS_INTERVAL (20ms), TIMERS_JITTER_DELAY/TIMERS_JITTER (20ms/15ms),
 # TIMERS_LOAD_PROCS (4), TIMERS_LOAD_CPUS (1.5), PING_INTERVAL (0.005),
 # RESULT.
+#
+# The testbed tears itself down after PERF_TTL seconds (perf/lib.sh,
+# default 1800): the cases together take longer than that at 600 s each,
+# so the TTL is raised to cover them (a testbed torn down inside the last
+# case once showed as "false" switches).
+: "${PERF_TTL:=$(( (${TIMERS_SECONDS:-600} + 120) * $(wc -w <<<"${TIMERS_CASES:-idle jitter load}") + 600 ))}"
+export PERF_TTL
 source "$(dirname "$0")/../lib.sh"
 source "$PERF_ROOT/analyze/common.sh"
 
@@ -123,6 +130,7 @@ for c in $CASES; do
 		sleep 1
 	done
 	t_end=$(now)
+	[ -S "$PERF_STATE/wanem/ab.sock" ] || die "case $c: the direct link's emulator is gone (the testbed was torn down: PERF_TTL $PERF_TTL s too short?); no figure"
 	echo "$t_end $(late_total)" >>"$W/$c.late"
 	stop "stream-$c"
 	[ "$c" != load ] || load_stop
