@@ -23,6 +23,9 @@ mkdir -p "$OUT"
 export PERF_WAN_AB=veth PERF_MTU=1420
 perf_up
 start pod-b iperf-server iperf3 -s
+# System calls of the data path (TUN writes and reads, UDP batches) and
+# context switches: their count per MB shows the batch sizes.
+EVENTS=syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_recvmmsg,syscalls:sys_enter_sendmmsg,context-switches
 child() { pgrep -P "$(cat "$PERF_STATE/$1.pid")"; }
 # profile TAG A B: profile the tunnel processes start()ed as A and B.
 profile() {
@@ -35,10 +38,15 @@ profile() {
 	fi
 	j=$!
 	sleep 2
+	perf stat -x, -e "$EVENTS" -p "$pids" -o "$OUT/$tag.stat" -- sleep "$SECS" &
 	perf record -q -F 999 -g -p "$pids" -o "$OUT/$tag.data" -- sleep "$SECS" 2>/dev/null
-	wait "$j"
-	printf '%s (%s): %s Mbit/s, load %s\n' "$tag" "$FROM" \
-		"$(jq '.end.sum_received.bits_per_second / 1e6 | round' "$OUT/$tag.json")" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	wait "$j" $!
+	local mbit
+	mbit=$(jq '.end.sum_received.bits_per_second / 1e6' "$OUT/$tag.json")
+	printf '%s (%s): %.0f Mbit/s, load %s\n' "$tag" "$FROM" "$mbit" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	# Events per MB received, the run's mean goodput taken for the window's.
+	awk -F, -v mb="$(awk -v m="$mbit" -v s="$SECS" 'BEGIN {print m * s / 8}')" \
+		'$1 ~ /^[0-9]+$/ && mb > 0 {printf "  %s per MB: %.1f\n", $3, $1 / mb}' "$OUT/$tag.stat"
 	perf script -i "$OUT/$tag.data" -F comm,tid,ip,sym 2>/dev/null | awk -f "$PERF_ROOT/analyze/wgprofile.awk"
 }
 profile relay relay-a relay-b
