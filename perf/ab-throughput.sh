@@ -18,6 +18,8 @@
 source "$(dirname "$0")/lib.sh"
 [ $# = 4 ] || die "usage: $0 ROUNDS SECS OLD_RELAY NEW_RELAY"
 ROUNDS=$1 SECS=$2 OLD=$3 NEW=$4
+[ -x "$OLD" ] || die "OLD_RELAY $OLD is not an executable"
+RELAY=$NEW # the testbed's tools (genkey, status) and perf_require's check
 perf_require iperf3 wg
 perf_trap
 wg_build

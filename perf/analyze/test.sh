@@ -84,4 +84,10 @@ printf b >"$R/perf/results/x.json"
 printf b >"$R/f"
 [ "$(REPO_ROOT=$R tree_commit)" = "$c0-dirty" ] || fail "tree_commit: an edited file did not make the tree dirty: $(REPO_ROOT=$R tree_commit)"
 
+# wgprofile.awk: samples grouped by wireguard-go routine, per sample of
+# the cipher (a cipher leaf counts as cipher whatever routine it ran in).
+printf 'relay 1\n\t1 golang.org/x/crypto/chacha20poly1305.chacha20Poly1305Open.abi0 (x)\n\t2 golang.zx2c4.com/wireguard/device.(*Device).RoutineDecryption (x)\n\nrelay 1\n\t1 readMark (x)\n\t2 golang.zx2c4.com/wireguard/device.(*Peer).RoutineSequentialReceiver (x)\n\nrelay 1\n\t1 memmove (x)\n\t2 golang.zx2c4.com/wireguard/device.(*Peer).RoutineSequentialReceiver (x)\n\nrelay 2\n\t1 usleep (x)\n\t2 runtime.sysmon (x)\n' >"$T/script"
+got=$(awk -f "$A/wgprofile.awk" "$T/script" | awk 'NR > 1 {printf "%s %s %s ", $1, $2, $3}')
+[ "$got" = "tun-write 2 2.00 cipher 1 1.00 sysmon 1 1.00 total 4 4.00 " ] || fail "wgprofile.awk: $got"
+
 echo "perf/analyze: ok"

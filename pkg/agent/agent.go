@@ -204,7 +204,13 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	dp.bind.SetProbePredicate(health.IsProbe)
 	dp.bind.SetProbeHandler(a.handleProbe)
-	dp.bind.SetClock(a.clock.Now) // dates received data for demand mode (LastRx)
+	// The bind dates received data for demand mode (LastRx). With the real
+	// clock it reads the monotonic clock alone, once per batch.
+	if _, ok := a.clock.(realClock); ok {
+		dp.bind.SetClock(nil)
+	} else {
+		dp.bind.SetClock(a.clock.Now)
+	}
 	a.cfg = &config.Config{Name: cfg.Name, PrivateKey: cfg.PrivateKey, Health: cfg.Health}
 	if err := a.apply(cfg, resolved, true); err != nil {
 		return nil, err

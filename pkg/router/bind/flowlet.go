@@ -58,7 +58,7 @@ func (b *Bind) Move(peerName string, active, secondary int, gap time.Duration) {
 		p.route.Store(&next)
 		return
 	}
-	now := b.clock.Load().now()
+	now := b.clock.Load().read()
 	held := *cur // keeps sending as it does now
 	if cur.pend != nil {
 		// A move already pending keeps its deadline: the traffic has been
@@ -88,7 +88,7 @@ func (b *Bind) Pending(peerName string) (Path, bool) {
 // route this send uses, holding it first if the move makes its own gap.
 func (b *Bind) flowletStep(p *peer, r *route) *route {
 	c := b.clock.Load()
-	now := c.now()
+	now := c.read()
 	var last time.Time
 	if n := p.lastTx.Load(); n > 0 {
 		last = c.base.Add(time.Duration(n))
