@@ -22,6 +22,7 @@ import (
 	"github.com/liqo-relay/relay/pkg/health"
 	"github.com/liqo-relay/relay/pkg/metrics"
 	"github.com/liqo-relay/relay/pkg/resolver"
+	"github.com/liqo-relay/relay/pkg/router/bind"
 )
 
 // Clock is the shell's source of time. Pure packages take `now` from it.
@@ -104,6 +105,7 @@ type Agent struct {
 	lastHousekeep time.Time
 	transBuf      []health.Transition
 	changedBuf    []health.PathID // housekeeping: paths whose stats moved (housemetrics.go)
+	srcBuf        []bind.Source   // housekeeping: one peer's Bind counters at a time
 
 	// Shared with the Bind's receive goroutines (probe handling).
 	probes atomic.Pointer[probeIndex]

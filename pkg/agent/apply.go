@@ -52,8 +52,12 @@ type pathState struct {
 	// rtt is the path's RTT series, looked up at its first answer, like sent.
 	rtt    metrics.RTTObserver
 	hasRTT bool
-	// statsPub is what publishPathStats last exported (housemetrics.go).
+	// statsPub is what publishPathStats last exported (housemetrics.go),
+	// stats the path's loss and outcome series, looked up at their first
+	// export, like sent.
 	statsPub pathStatsPub
+	stats    metrics.PathStatsSeries
+	hasStats bool
 }
 
 func bindPaths(st *peerState) []bind.Path {

@@ -1,41 +1,26 @@
 package agent
 
 import (
-	"net/netip"
 	"time"
 
 	"github.com/liqo-relay/relay/pkg/health"
-	"github.com/liqo-relay/relay/pkg/router/bind"
 )
 
-// replacedByTraffic offers the due probe p to the monitor's demand mode
-// with the arrival time of the latest authenticated data over its path, as
-// the Bind timed it, and then with that of the peer's latest fresh request
-// over it (health.Monitor.ReplacedByRequest, idle peers only), and reports
-// whether either replaces the probe: then it is not sent.
-func (a *Agent) replacedByTraffic(p health.Probe, now time.Time) bool {
-	st, ok := a.peers[p.ID.Peer]
-	if !ok {
-		return false
-	}
-	i := st.indexOfSlot(p.ID.Path)
-	if i < 0 {
-		return false
-	}
-	var last time.Time
-	for _, addr := range [2]netip.AddrPort{st.paths[i].observed, st.paths[i].addr} {
-		if addr.IsValid() {
-			if t := a.dp.bind.LastRx(p.ID.Peer, addr); t.After(last) {
-				last = t
-			}
-		}
-	}
+// replacedByTraffic offers the due probe p, on st's path i (probePath), to
+// the monitor's demand mode with the arrival time of the latest
+// authenticated data over its path, as the Bind timed it, and then with
+// that of the peer's latest fresh request over it
+// (health.Monitor.ReplacedByRequest, idle peers only), and reports whether
+// either replaces the probe: then it is not sent.
+func (a *Agent) replacedByTraffic(p health.Probe, st *peerState, i int, now time.Time) bool {
+	ps := &st.paths[i]
+	last := a.dp.bind.LastRxFrom(p.ID.Peer, ps.observed, ps.addr)
 	if a.mon.Demand(p, last, now) {
 		return true
 	}
 	var lastReq time.Time
 	if idx := a.probes.Load(); idx != nil {
-		lastReq = idx.reqs[p.ID.Peer].last(st.paths[i].observed, st.paths[i].addr)
+		lastReq = idx.reqs[p.ID.Peer].last(ps.observed, ps.addr)
 	}
 	return a.mon.ReplacedByRequest(p, lastReq, now)
 }
@@ -55,15 +40,10 @@ type trafficState struct {
 }
 
 // trackIdle runs every housekeeping round: data messages sent to the peer
-// (Bind.TxData: not keepalives or handshakes) or received from it (srcs,
-// authenticated) since the last round make it busy; none for peerIdleAfter
-// make it idle.
-func (a *Agent) trackIdle(st *peerState, srcs []bind.Source, now time.Time) {
-	var rx uint64
-	for _, s := range srcs {
-		rx += s.Packets
-	}
-	tx := a.dp.bind.TxData(st.cfg.Name)
+// (tx, Bind.TxData: not keepalives or handshakes) or received from it (rx,
+// authenticated, summed over its sources) since the last round make it
+// busy; none for peerIdleAfter make it idle.
+func (a *Agent) trackIdle(st *peerState, tx, rx uint64, now time.Time) {
 	t := &st.traffic
 	if t.last.IsZero() || tx != t.tx || rx != t.rx {
 		t.tx, t.rx, t.last = tx, rx, now

@@ -48,9 +48,12 @@ func (a *Agent) publishPathStats() {
 		if !ok {
 			continue
 		}
-		if st.paths[i].statsMoved(s) {
-			a.metrics.PathStats(id.Peer, st.cfg.Paths[i].Name, s.Loss, s.ProbesLost)
-			a.metrics.RTTOutliers(id.Peer, st.cfg.Paths[i].Name, s.RTTOutliers)
+		ps := &st.paths[i]
+		if ps.statsMoved(s) {
+			if !ps.hasStats {
+				ps.stats, ps.hasStats = a.metrics.PathStatsFor(id.Peer, st.cfg.Paths[i].Name), true
+			}
+			ps.stats.Set(s.Loss, s.ProbesLost, s.RTTOutliers)
 		}
 	}
 }

@@ -233,12 +233,27 @@ func (a *Agent) enqueueReply(r probeReply) {
 
 // sendProbe sends one request on path id.
 func (a *Agent) sendProbe(p health.Probe) {
-	st, ok := a.peers[p.ID.Peer]
-	if !ok {
-		return
+	if st, i := a.probePath(p.ID); st != nil {
+		a.sendProbeOn(p, st, i)
 	}
-	i := st.indexOfSlot(p.ID.Path)
-	if i < 0 || !st.paths[i].addr.IsValid() {
+}
+
+// probePath finds the peer and config index of path id; nil if gone.
+func (a *Agent) probePath(id health.PathID) (*peerState, int) {
+	st, ok := a.peers[id.Peer]
+	if !ok {
+		return nil, -1
+	}
+	i := st.indexOfSlot(id.Path)
+	if i < 0 {
+		return nil, -1
+	}
+	return st, i
+}
+
+// sendProbeOn sends request p on st's path i (probePath).
+func (a *Agent) sendProbeOn(p health.Probe, st *peerState, i int) {
+	if !st.paths[i].addr.IsValid() {
 		return
 	}
 	for _, key := range []*health.PeerKey{st.key, st.nextKey} {

@@ -256,6 +256,12 @@ func TestReloadRemoveAndAddPeer(t *testing.T) {
 	if after := b.sessionMark(); after != before {
 		t.Errorf("removing %s disturbed B's session:\nbefore %+v\nafter  %+v", relayC, before, after)
 	}
+	// Housekeeping rounds ran meanwhile (50 stream packets): nothing it
+	// exports through a looked-up series (the agent keeps them per path)
+	// brought the removed peer's back.
+	if got := b.seriesWithLabel(relayA, "peer", relayC); len(got) > 0 {
+		t.Errorf("metrics carry peer=%q again after its removal: %v", relayC, got)
+	}
 
 	if err := b.agent(relayA).Reload(b.config(relayA)); err != nil {
 		t.Fatalf("reload adding %s back: %v", relayC, err)
@@ -278,5 +284,13 @@ func TestReloadRemoveAndAddPeer(t *testing.T) {
 		b.counter(relayC, "relay_handshakes_initiated_total", map[string]string{"peer": relayA}); got == 0 {
 		t.Errorf("no handshake initiated after re-adding the peer")
 	}
+	// The re-added peer's series are back, and its counters count again.
+	cPeer := map[string]string{"peer": relayC}
+	sent0 := b.counter(relayA, "relay_probes_sent_total", cPeer)
+	waitFor(t, waitTimeout, "the re-added peer's loss series and more probes", func() bool {
+		got := b.seriesWithLabel(relayA, "peer", relayC)
+		return slices.Contains(got, "relay_path_loss_ratio") && slices.Contains(got, "relay_probes_lost_total") &&
+			b.counter(relayA, "relay_probes_sent_total", cPeer) > sent0
+	})
 	t.Logf("re-added peer reachable with a session after %s", took)
 }

@@ -22,10 +22,13 @@ func (a *Agent) step(now time.Time) {
 	a.dueBuf = a.mon.Due(now, a.dueBuf[:0])
 	sent := 0
 	for _, p := range a.dueBuf {
-		if a.replacedByTraffic(p, now) {
-			continue
+		// One lookup of the path for both (many per wake on the grid).
+		if st, i := a.probePath(p.ID); st != nil {
+			if a.replacedByTraffic(p, st, i, now) {
+				continue
+			}
+			a.sendProbeOn(p, st, i)
 		}
-		a.sendProbe(p)
 		a.dueBuf[sent] = p
 		sent++
 	}
@@ -200,18 +203,22 @@ func (a *Agent) housekeep(now time.Time) {
 	for name, st := range a.peers {
 		a.runDeferred(st, now)
 		a.releaseHold(st, now)
-		var rx uint64
-		srcs := a.dp.bind.RxStats(name)
-		for _, src := range srcs {
-			rx += src.Bytes
+		// One Bind lookup per peer and round, into one buffer: with many
+		// peers this loop is most of the round.
+		c, _ := a.dp.bind.Counters(name, a.srcBuf)
+		a.srcBuf = c.Sources
+		var rxBytes, rxPackets uint64
+		for _, src := range c.Sources {
+			rxBytes += src.Bytes
+			rxPackets += src.Packets
 		}
-		newRx(st.rxSeen, srcs, func(addr netip.AddrPort) {
+		newRx(st.rxSeen, c.Sources, func(addr netip.AddrPort) {
 			if i := st.pathFor(addr); i >= 0 && !evidenceAt.IsZero() {
 				a.mon.OnPassive(st.pathID(i), evidenceAt)
 			}
 		})
-		a.publishPeerBytes(st, rx, a.dp.bind.TxBytes(name))
-		a.trackIdle(st, srcs, now)
+		a.publishPeerBytes(st, rxBytes, c.TxBytes)
+		a.trackIdle(st, c.TxData, rxPackets, now)
 		a.updateRedundancy(st, now, false)
 	}
 	a.publishDNSView()

@@ -526,6 +526,9 @@ func (m *Monitor) OnReply(id PathID, nonce uint64, now time.Time) (rtt time.Dura
 	if i == p.nOut {
 		return 0, false
 	}
+	// What StatsChanged reports on, before the answer (forgetOutage counts
+	// the outage's probes lost).
+	loss, lost, clipped := p.est.Loss(), p.lost, p.est.Clipped()
 	sent := p.out[i].sent
 	rtt = now.Sub(sent)
 	p.nOut--
@@ -541,7 +544,9 @@ func (m *Monitor) OnReply(id PathID, nonce uint64, now time.Time) (rtt time.Dura
 		p.retime = p.peer.idle // an idle peer's up path is probed slower
 	}
 	p.est.OnSuccess(rtt, now)
-	m.touch(p)
+	if p.est.Loss() != loss || p.lost != lost || p.est.Clipped() != clipped {
+		m.touch(p) // most answers move none of them (StatsChanged)
+	}
 	m.reschedule(p)
 	return rtt, true
 }

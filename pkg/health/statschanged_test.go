@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-// StatsChanged names each new path once, then only the paths that had a
-// probe outcome (an answer or a loss), and never a removed one.
+// StatsChanged names each new path once, then only the paths whose loss,
+// lost count or outlier count an outcome moved: a loss, the answers that
+// follow it (the loss falls), an outlier; not an ordinary answer on a
+// path without losses, and never a removed path.
 func TestStatsChanged(t *testing.T) {
 	m := newTestMonitor(11)
 	m.SetPath(pa, Settings{})
@@ -18,43 +20,107 @@ func TestStatsChanged(t *testing.T) {
 	if got := m.StatsChanged(nil); len(got) != 0 {
 		t.Fatalf("nothing happened: %v", got)
 	}
-	probes := m.Due(t0, nil) // sending alone changes neither loss nor lost
+	now := t0
+	answer := func(id PathID, rtt time.Duration) {
+		t.Helper()
+		var p Probe
+		p, now = probeOf(t, m, id, now)
+		if _, ok := m.OnReply(id, p.Nonce, now.Add(rtt)); !ok {
+			t.Fatalf("answer to %v not matched", id)
+		}
+		now = now.Add(rtt)
+	}
+	m.Due(now, nil) // sending alone changes nothing
 	if got := m.StatsChanged(nil); len(got) != 0 {
 		t.Fatalf("after sending: %v", got)
 	}
-	for _, p := range probes {
-		if p.ID == pa {
-			m.OnReply(pa, p.Nonce, t0.Add(time.Millisecond))
+	// pa comes up on answers to later probes: the one sent at t0, still
+	// unanswered, is counted lost then (forgetOutage), and that is a change.
+	for st, _ := m.Stats(pa); st.State != Up; st, _ = m.Stats(pa) {
+		answer(pa, time.Millisecond)
+	}
+	if st, _ := m.Stats(pa); st.ProbesLost != 1 || st.Loss != 0 {
+		t.Fatalf("setup: pa up with %d lost, loss %v; want the t0 probe lost outside the window", st.ProbesLost, st.Loss)
+	}
+	if got := m.StatsChanged(nil); !slices.Contains(got, pa) {
+		t.Fatalf("the probe counted lost when pa came up was not reported: %v", got)
+	}
+	for range 5 {
+		answer(pa, time.Millisecond)
+		if got := m.StatsChanged(nil); slices.Contains(got, pa) {
+			t.Fatalf("an answer that moved neither loss nor outliers reported pa: %v", got)
 		}
 	}
-	if got := m.StatsChanged(nil); !slices.Equal(got, []PathID{pa}) {
-		t.Fatalf("after pa's answer: %v, want [pa]", got)
-	}
-	// pb's probe expires unanswered: a loss.
+	// pa's next probe expires unanswered: a loss.
+	probeOf(t, m, pa, now)
 	var lost bool
-	for now := t0; now.Before(t0.Add(5 * time.Second)); now = m.NextDeadline() {
+	for range 1000 {
+		now = m.NextDeadline()
 		m.Due(now, nil)
 		m.Tick(now, nil)
-		if st, _ := m.Stats(pb); st.ProbesLost > 0 {
+		if st, _ := m.Stats(pa); st.ProbesLost > 1 {
 			lost = true
 			break
 		}
 	}
 	if !lost {
-		t.Fatal("setup: pb lost no probe")
+		t.Fatal("setup: pa lost no probe")
 	}
-	if got := m.StatsChanged(nil); !slices.Contains(got, pb) {
-		t.Fatalf("after pb's loss: %v, want pb in it", got)
+	if got := m.StatsChanged(nil); !slices.Contains(got, pa) {
+		t.Fatalf("after pa's loss: %v, want pa in it", got)
 	}
-	m.Due(m.NextDeadline(), nil)
-	for range 10 { // pb loses more; then it goes
-		m.Tick(m.NextDeadline(), nil)
-		m.Due(m.NextDeadline(), nil)
+	before, _ := m.Stats(pa)
+	answer(pa, time.Millisecond)
+	after, _ := m.Stats(pa)
+	if after.Loss >= before.Loss {
+		t.Fatalf("setup: loss %v after an answer, was %v", after.Loss, before.Loss)
+	}
+	if got := m.StatsChanged(nil); !slices.Contains(got, pa) {
+		t.Fatalf("the answer after a loss lowered the loss but was not reported: %v", got)
+	}
+	// An outlier (far above the recent median) is clipped and counted.
+	for range medianSamples {
+		answer(pa, time.Millisecond)
+	}
+	m.StatsChanged(nil)
+	answer(pa, 500*time.Millisecond)
+	if st, _ := m.Stats(pa); st.RTTOutliers == 0 {
+		t.Fatal("setup: the 500 ms answer was not an outlier")
+	}
+	if got := m.StatsChanged(nil); !slices.Contains(got, pa) {
+		t.Fatalf("after an outlier: %v, want pa in it", got)
+	}
+	probeOf(t, m, pb, now) // pb loses probes; then it goes
+	for range 10 {
+		now = m.NextDeadline()
+		m.Tick(now, nil)
+		m.Due(now, nil)
 	}
 	m.RemovePath(pb)
 	if got := m.StatsChanged(nil); slices.Contains(got, pb) {
 		t.Fatalf("removed path reported: %v", got)
 	}
+}
+
+// probeOf runs m from now until it sends a probe on id, and returns that
+// probe and when it was sent.
+func probeOf(t *testing.T, m *Monitor, id PathID, now time.Time) (Probe, time.Time) {
+	t.Helper()
+	for range 10000 {
+		for _, p := range m.Due(now, nil) {
+			if p.ID == id {
+				return p, now
+			}
+		}
+		m.Tick(now, nil)
+		if next := m.NextDeadline(); next.After(now) {
+			now = next
+		} else {
+			now = now.Add(time.Millisecond)
+		}
+	}
+	t.Fatalf("no probe on %v", id)
+	return Probe{}, now
 }
 
 func sorted(ids []PathID) []PathID {

@@ -49,11 +49,23 @@ func (c *cumulative) set(total uint64, values ...string) {
 	key := labelKey(values)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.seriesLocked(key, values).setLocked(total)
+}
+
+// seriesLocked returns the series with the given key and label values,
+// creating it; c.mu is held.
+func (c *cumulative) seriesLocked(key string, values []string) *cumulativeSeries {
 	s := c.series[key]
 	if s == nil {
 		s = &cumulativeSeries{labels: slices.Clone(values)}
 		c.series[key] = s
 	}
+	return s
+}
+
+// setLocked records the source's current total, taking a lower one as a
+// reset; the cumulative's mu is held.
+func (s *cumulativeSeries) setLocked(total uint64) {
 	if total < s.last {
 		s.base += s.last
 	}

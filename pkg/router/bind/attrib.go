@@ -209,15 +209,6 @@ func (b *Bind) LastRx(peerName string, addr netip.AddrPort) time.Time {
 // peer's traffic, if the bind's TUN wrapper (WrapTUN) is the device given to
 // wireguard-go; without it nothing is counted.
 func (b *Bind) RxStats(peerName string) []Source {
-	p := b.lookup(peerName)
-	if p == nil {
-		return nil
-	}
-	var out []Source
-	for i := range p.srcs {
-		if s := p.srcs[i].Load(); s != nil {
-			out = append(out, Source{Addr: s.addr, Packets: s.packets.Load(), Bytes: s.bytes.Load()})
-		}
-	}
-	return out
+	c, _ := b.Counters(peerName, nil)
+	return c.Sources
 }
