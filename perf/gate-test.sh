@@ -9,12 +9,13 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# results FAILOVER_P50 TUN WG OURS NAIVE [LOST DIP HUBCPU FBDIP FBRETR FBBASE TUNOFF WGOFF P50_20MS P50_10MS LOADFALSE]:
+# results FAILOVER_P50 TUN WG OURS NAIVE [LOST DIP HUBCPU FBDIP FBRETR FBBASE TUNOFF WGOFF P50_20MS P50_10MS LOADFALSE ABDELAY]:
 # synthetic quick results in $T (then: redundant failover's lost packets,
 # its TCP dip at a cut in ms (p95 over the cuts), the hub's CPU % per 1000 paths, the p95 TCP dip and
 # retransmits after a restore and the one-path baseline, the offloads-on
 # relay TUN and wireguard-go goodputs, the failover medians at interval
-# 20ms and 10ms and the false switches under CPU load at 20ms; good
+# 20ms and 10ms, the false switches under CPU load at 20ms and the
+# direct link's delay of the interval rows (0ms); good
 # figures by default).
 results() {
 	rm -f "$T"/*.json
@@ -25,8 +26,8 @@ results() {
 	echo "{\"summary\":{\"cutDipMs\":{\"p95\":${7:-0}}}}" >"$T/failback-tcp-redundant-quick.json"
 	echo "{\"summary\":{\"hubPaths\":100,\"hubCpuPercentPer1000Paths\":${8:-4.2}}}" >"$T/scale-star-quick.json"
 	echo "{\"summary\":{\"dipMs\":{\"p95\":${9:-0}},\"retransmitsPerRestore\":{\"p95\":${10:-0}},\"baselineRetransmitsPerWindow\":${11:-0}}}" >"$T/failback-tcp-quick.json"
-	echo "{\"summary\":{\"interruptionMs\":{\"p50\":${14:-66}}}}" >"$T/failover-interval-20ms-quick.json"
-	echo "{\"summary\":{\"interruptionMs\":{\"p50\":${15:-37}}}}" >"$T/failover-interval-10ms-quick.json"
+	echo "{\"settings\":{\"wan\":{\"ab\":\"${17:-0ms}\"}},\"summary\":{\"interruptionMs\":{\"p50\":${14:-66}}}}" >"$T/failover-interval-20ms-quick.json"
+	echo "{\"settings\":{\"wan\":{\"ab\":\"${17:-0ms}\"}},\"summary\":{\"interruptionMs\":{\"p50\":${15:-37}}}}" >"$T/failover-interval-10ms-quick.json"
 	echo "{\"summary\":{\"falseSwitches\":{\"idle\":0,\"jitter\":0,\"load\":${16:-0}},\"linkLateSwitches\":{\"idle\":0,\"jitter\":0,\"load\":2}}}" >"$T/timers-quick.json"
 }
 # expect pass|fail [ROW [N]]: run the gate; on fail, ROW must be named as
@@ -61,12 +62,13 @@ CASE="failback no baseline"; results 291.7 575 568 13 423 0 0 4.2 0 0 null; expe
 CASE="failback dip null"; results 291.7 575 568 13 423 0 0 4.2 null; expect fail "$FD"
 CASE="hub CPU 5 %"; results 291.7 575 568 13 423 0 0 5; expect fail "$HC"
 CASE="hub result missing"; results 291.7 575 568 13 423; rm "$T/scale-star-quick.json"; expect fail "$HC"
-T20="detection at interval 20ms" T10="detection at interval 10ms" TF="false switches at interval 20ms"
+TI="detection at interval" T20="detection at interval 20ms" T10="detection at interval 10ms" TF="false switches at interval 20ms"
 G="291.7 575 568 13 423 0 0 4.2 0 0 0 700 690"
 CASE="timer boundaries"; results $G 70 40 0; expect pass
 CASE="20ms median 71 ms"; results $G 71 37 0; expect fail "$T20"
 CASE="10ms median 41 ms"; results $G 66 41 0; expect fail "$T10"
 CASE="10ms median null"; results $G 66 null 0; expect fail "$T10"
+CASE="interval rows measured on the 10 ms link"; results $G 66 37 0 10ms; expect fail "$TI" 2
 CASE="a false switch under load"; results $G 66 37 1; expect fail "$TF"
 CASE="false switches null"; results $G 66 37 null; expect fail "$TF"
 CASE="timers result missing"; results $G; rm "$T/timers-quick.json"; expect fail "$TF"

@@ -15,7 +15,8 @@
 #   retransmits after a restore, p95 over the restores        <= one-path baseline + 10
 #   detection at interval 20ms: failover median interruption  <= 70 ms
 #   detection at interval 10ms: failover median interruption  <= 40 ms
-#     (both on a direct link with no added delay, as in the issue)
+#     (both on a direct link with no added delay, as in the issue: a
+#     result measured on another link has no figure for these rows)
 #   false switches at interval 20ms (idle, jitter, CPU load)   0
 #
 # This is a gate on benchmark figures, run at the end of `make perf` and
@@ -94,11 +95,11 @@ row "retransmits after a restore, p95" failback-tcp \
 # the jitter margin and stall discount, with 3 ms for the run's noise.
 row "detection at interval 20ms: failover median" failover-interval-20ms \
 	'.summary.interruptionMs.p50 | if type == "number" then "\(.) ms" else null end' \
-	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" then $m <= 70 else null end' \
+	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" and .settings.wan.ab == "0ms" then $m <= 70 else null end' \
 	'median <= 70 ms'
 row "detection at interval 10ms: failover median" failover-interval-10ms \
 	'.summary.interruptionMs.p50 | if type == "number" then "\(.) ms" else null end' \
-	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" then $m <= 40 else null end' \
+	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" and .settings.wan.ab == "0ms" then $m <= 40 else null end' \
 	'median <= 40 ms'
 # A switch is false when the link delivered the probes in time; switches
 # while the emulator itself ran late are reported, not gated.

@@ -123,7 +123,11 @@ while read -r tc tr before after; do
 	# interval that straddles that cut (iperf3's clock starts a little
 	# after the script's) belongs to the next cut, not to this restore.
 	dip=$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from="$tr" -v to="$(awk -v n="$next" 'BEGIN{print n - 0.5}')" "$W/series.dat")
-	cdip=$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from="$tc" -v to="$tr" "$W/series.dat")
+	# iperf3's interval clock runs 0.15-0.2 s behind the script's, so the
+	# interval holding the cut starts up to 0.2 s before tc in the series:
+	# the window starts at tc - 0.25 (goodput-dip.awk takes from - 0.15),
+	# still after the previous restore's window (it ends at tc - 0.5).
+	cdip=$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from="$(awk -v t="$tc" 'BEGIN{print t - 0.1}')" -v to="$tr" "$W/series.dat")
 	retr=$(awk -v a="$tr" -v b="$next" '$1 >= a - 0.05 && $1 < b {r += $3} END {print r + 0}' "$W/retr.dat")
 	fa=$(awk -v a="$tr" -v b="$next" '$1 >= a && $1 < b {printf "%d", ($1 - a) * 1000; exit}' "$W/back-provider-a")
 	fb=$(awk -v a="$tr" -v b="$next" '$1 >= a && $1 < b {printf "%d", ($1 - a) * 1000; exit}' "$W/back-provider-b")

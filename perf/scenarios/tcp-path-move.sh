@@ -18,8 +18,8 @@
 # delivery rate and cwnd. Writes perf/results/tcp-path-move-$RESULT.json
 # (samples of both flows, seconds since each flow's start) and .png.
 #
-# Env: PM_CC (bbr), PM_RATE (30M), PM_LEAD (3), PM_STAY (14), RESULT name
-# suffix (default: PM_CC).
+# Env: PM_CC (bbr), PM_RATE (30M), PM_LEAD (3, whole seconds), PM_STAY
+# (14), RESULT name suffix (default: PM_CC).
 source "$(dirname "$0")/../lib.sh"
 source "$PERF_ROOT/analyze/common.sh"
 
@@ -29,6 +29,9 @@ LEAD=${PM_LEAD:-3}
 STAY=${PM_STAY:-14}
 NAME=tcp-path-move-${RESULT:-$CC}
 SECS=$((LEAD + STAY))
+# The data connection's own port, so that ss reads it and not iperf3's
+# control connection to the same server port.
+DATA_PORT=5299
 
 perf_require iperf3 ss
 perf_trap
@@ -39,7 +42,7 @@ mkdir -p "$W"
 # sample: one line of the flow's socket state as JSON (nulls where ss
 # does not report a field, e.g. bw and mrtt for a flow that is not BBR).
 sample() {
-	nsx pod-a ss -tin dst "$POD_B" dport = 5201 | tail -n 1 | awk -v t="$1" '
+	nsx pod-a ss -tin dst "$POD_B" sport = :"$DATA_PORT" | tail -n 1 | awk -v t="$1" '
 		function num(re,   m) { if (match($0, re)) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:/, "", m); sub(/bps$/, "", m); return m + 0 } return "null" }
 		{ rtt = num(" rtt:[0-9.]+"); bw = num("bw:[0-9]+bps"); mrtt = num("mrtt:[0-9.]+"); cwnd = num("cwnd:[0-9]+")
 		  dr = "null"; if (match($0, /delivery_rate [0-9]+bps/)) { dr = substr($0, RSTART + 14, RLENGTH - 17) + 0 }
@@ -54,7 +57,7 @@ flow() {
 	[ "$cut_at" != 0 ] || { wan_set ab --cut; sleep 2; }
 	start pod-b "iperf3-$name" iperf3 -s -1 -B "$POD_B"
 	wait_for 10 "iperf3 server in pod-b" nsx pod-b sh -c "ss -ltn | grep -q ':5201 '"
-	nsx pod-a timeout -k 5 $((SECS + 20)) iperf3 -c "$POD_B" -t "$SECS" -C "$CC" --fq-rate "$RATE" --json >"$W/$name.json" &
+	nsx pod-a timeout -k 5 $((SECS + 20)) iperf3 -c "$POD_B" -t "$SECS" -C "$CC" --fq-rate "$RATE" --cport "$DATA_PORT" --json >"$W/$name.json" &
 	local client=$!
 	t0=$(now)
 	: >"$W/$name.samples"

@@ -130,7 +130,7 @@ for c in $CASES; do
 		sleep 1
 	done
 	t_end=$(now)
-	[ -S "$PERF_STATE/wanem/ab.sock" ] || die "case $c: the direct link's emulator is gone (the testbed was torn down: PERF_TTL $PERF_TTL s too short?); no figure"
+	wan_show ab >/dev/null 2>&1 || die "case $c: the direct link's emulator is gone (the testbed was torn down: PERF_TTL $PERF_TTL s too short?); no figure"
 	echo "$t_end $(late_total)" >>"$W/$c.late"
 	stop "stream-$c"
 	[ "$c" != load ] || load_stop
