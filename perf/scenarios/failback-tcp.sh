@@ -9,7 +9,8 @@
 #   cutDipMs     the same at the cut before it: the longest run below 10%
 #                from the cut to the restore (detection and failover
 #                without redundant sending; with `redundancy: duplicate`
-#                the cut should pass unfelt);
+#                the cut should pass unfelt); cutMinMbps, the lowest
+#                100 ms of goodput in that window;
 #   dipMs        the longest run of 100 ms intervals below 10% of the
 #                pre-cut median goodput, from the restore to half a second
 #                before the next cut (goodput-dip.awk), and where it
@@ -133,7 +134,7 @@ while read -r tc tr before after; do
 	fb=$(awk -v a="$tr" -v b="$next" '$1 >= a && $1 < b {printf "%d", ($1 - a) * 1000; exit}' "$W/back-provider-b")
 	jq -nc --argjson i "$i" --argjson tc "$tc" --argjson tr "$tr" --argjson dip "$dip" --argjson cdip "$cdip" --argjson retr "$retr" \
 		--argjson fa "${fa:-null}" --argjson fb "${fb:-null}" --argjson before "$before" --argjson after "$after" \
-		'{restore:$i, cutS:$tc, restoreS:$tr, cutDipMs:$cdip.durationMs, dipMs:$dip.durationMs, dipStartAfterRestoreMs:(if $dip.startS then (($dip.startS - $tr) * 1000 | round) else null end),
+		'{restore:$i, cutS:$tc, restoreS:$tr, cutDipMs:$cdip.durationMs, cutMinMbps:$cdip.minMbps, dipMs:$dip.durationMs, dipStartAfterRestoreMs:(if $dip.startS then (($dip.startS - $tr) * 1000 | round) else null end),
 		  minMbps:$dip.minMbps, retransmits:$retr, failbackAMs:$fa, failbackBMs:$fb,
 		  failbackSkewMs:(if $fa and $fb then $fb - $fa else null end),
 		  tcp:($after | with_entries(.value -= ($before[.key] // 0)))}' >>"$W/restores"
@@ -143,20 +144,21 @@ cp "$W"/{iperf.json,client.json,events-provider-a,events-provider-b,series.dat,r
 
 dips=$(jq -r .dipMs "$W/restores" | awk -f "$ANALYZE/stats.awk")
 cdips=$(jq -r .cutDipMs "$W/restores" | awk -f "$ANALYZE/stats.awk")
+cmins=$(jq -r .cutMinMbps "$W/restores" | awk -f "$ANALYZE/stats.awk")
 retrs=$(jq -r .retransmits "$W/restores" | awk -f "$ANALYZE/stats.awk")
 skews=$(jq -r '.failbackSkewMs // empty' "$W/restores" | awk -f "$ANALYZE/stats.awk")
 fbA=$(jq -r '.failbackAMs // empty' "$W/restores" | awk -f "$ANALYZE/stats.awk")
 jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date -u +%FT%TZ)" \
 	--arg cmd "${PERF_COMMAND:-$0}" --argjson n "$N" --argjson cut "$CUT" --argjson settle "$SETTLE" --argjson lead "$LEAD" \
 	--arg health "$PERF_HEALTH" --arg rate "$RATE" --arg cc "$CC" --arg control "$CONTROL" --argjson base "$base" \
-	--argjson dips "$dips" --argjson cdips "$cdips" --argjson retrs "$retrs" --argjson skews "$skews" --argjson fbA "$fbA" \
+	--argjson dips "$dips" --argjson cdips "$cdips" --argjson cmins "$cmins" --argjson retrs "$retrs" --argjson skews "$skews" --argjson fbA "$fbA" \
 	--slurpfile restores "$W/restores" \
 	--argjson pre "$(awk -f "$ANALYZE/goodput-dip.awk" -v cut="$first_cut" -v from=1e9 "$W/series.dat")" \
 	'{scenario:"failback-tcp", name:$name, when:$when, command:$cmd, machine:$machine,
 	  settings:{restores:$n, control:($control == "1"), cutS:$cut, settleS:$settle, leadS:$lead, rate:$rate, congestionControl:$cc, health:$health,
 	            cut:"direct A-B link, both directions (wanem)", wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}},
 	  preCutMedianMbps:$pre.preCutMedianMbps,
-	  summary:{cutDipMs:$cdips, dipMs:$dips, retransmitsPerRestore:$retrs, baselineRetransmitsPerWindow:$base,
+	  summary:{cutDipMs:$cdips, cutMinMbps:$cmins, dipMs:$dips, retransmitsPerRestore:$retrs, baselineRetransmitsPerWindow:$base,
 	           failbackAMs:$fbA, failbackSkewMs:$skews},
 	  restores:$restores}' >"$PERF_RESULTS/$NAME.json"
 log "wrote $PERF_RESULTS/$NAME.json"
