@@ -45,7 +45,8 @@ type Options struct {
 	Logger *slog.Logger
 	Clock  Clock
 	// Bind is the inner transport under the multipath Bind; nil means
-	// conn.NewStdNetBind (batching, GSO, GRO, sticky sockets).
+	// udpbind.New (batching across destinations, GSO, GRO, sticky
+	// sockets).
 	Bind conn.Bind
 	// NetstackDial reaches exported destinations from a netstack relay;
 	// nil means the host network. The demo injects in-process servers.
@@ -115,8 +116,11 @@ type Agent struct {
 	replyc  chan probeReply
 	lazy    lazyReplies  // replies that wait for the owner's planned wake (replyq.go)
 	lazyBuf []probeReply // owned by the Run goroutine
-	reloadc chan reloadReq
-	callc   chan func()
+	// probeOut holds the requests of one step until it ends (flushProbes);
+	// owned by the Run goroutine.
+	probeOut bind.Outbox
+	reloadc  chan reloadReq
+	callc    chan func()
 
 	name    string        // immutable copy of cfg.Name for other goroutines
 	stopped chan struct{} // closed when Run returns

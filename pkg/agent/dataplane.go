@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 
-	"golang.zx2c4.com/wireguard/conn"
 	"golang.zx2c4.com/wireguard/device"
 	wgtun "golang.zx2c4.com/wireguard/tun"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/liqo-relay/relay/pkg/router/bind"
 	"github.com/liqo-relay/relay/pkg/router/pipe"
 	"github.com/liqo-relay/relay/pkg/tun"
+	"github.com/liqo-relay/relay/pkg/udpbind"
 )
 
 // dataplane is what packets cross: the device (kernel TUN or netstack),
@@ -112,7 +112,7 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 
 	innerBind := opts.Bind
 	if innerBind == nil {
-		innerBind = conn.NewStdNetBind()
+		innerBind = udpbind.New()
 	}
 	dp.bind = bind.New(innerBind)
 	// The Bind credits received data to a path only when WireGuard writes

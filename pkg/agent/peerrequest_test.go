@@ -63,25 +63,29 @@ func TestRequestsRecordedOnlyWhenAuthenticatedAndFresh(t *testing.T) {
 		return out[:]
 	}
 
-	a.handleProbe(msg(health.KindRequest, 10), path)
+	var out bind.Outbox
+	a.handleProbe(msg(health.KindRequest, 10), path, &out)
+	if out.Len() != 1 {
+		t.Fatalf("a fresh request left %d answers to send, want 1", out.Len())
+	}
 	if got := reqs.last(path); !got.Equal(clk.t) {
 		t.Fatalf("after a fresh request: last %v, want %v", got, clk.t)
 	}
 	first := clk.t
 
 	clk.t = clk.t.Add(time.Second)
-	a.handleProbe(msg(health.KindRequest, 10), path) // replay
+	a.handleProbe(msg(health.KindRequest, 10), path, &out) // replay
 	forged := msg(health.KindRequest, 11)
 	forged[len(forged)-1] ^= 1
-	a.handleProbe(forged, path)
-	a.handleProbe(msg(health.KindReply, 12), path)
-	a.handleProbe(msg(health.KindRequest, 13), other)
+	a.handleProbe(forged, path, &out)
+	a.handleProbe(msg(health.KindReply, 12), path, &out)
+	a.handleProbe(msg(health.KindRequest, 13), other, &out)
 	if got := reqs.last(path, other); !got.Equal(first) {
 		t.Fatalf("after a replay, a forgery, a reply and a stranger's request: last %v, want still %v", got, first)
 	}
 
 	mapped := netip.AddrPortFrom(netip.AddrFrom16(path.Addr().As16()), path.Port())
-	a.handleProbe(msg(health.KindRequest, 14), mapped)
+	a.handleProbe(msg(health.KindRequest, 14), mapped, &out)
 	if got := reqs.last(path); !got.Equal(clk.t) {
 		t.Fatalf("after a fresh request from the mapped address: last %v, want %v", got, clk.t)
 	}

@@ -105,6 +105,7 @@ func (a *Agent) startPing(peer string) (*pingWait, error) {
 		w.left++
 		a.sendProbe(health.Probe{ID: st.pathID(i), Nonce: n})
 	}
+	a.flushProbes()
 	if w.left == 0 {
 		close(w.ch)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/liqo-relay/relay/pkg/health"
 	"github.com/liqo-relay/relay/pkg/metrics"
+	"github.com/liqo-relay/relay/pkg/router/bind"
 )
 
 // probePeer is what a Bind receive goroutine needs to answer and match the
@@ -163,13 +164,14 @@ func (p *probeBudget) allow(src netip.Addr, now time.Time) bool {
 }
 
 // handleProbe runs on a Bind receive goroutine for every datagram that looks
-// like a probe. It answers authenticated, fresh requests at once (to the
-// address they came from: paths cross NATs) and hands replies to the owner
+// like a probe. It answers authenticated, fresh requests (to the address
+// they came from: paths cross NATs) in out, which the Bind sends when the
+// received batch has been looked at, and hands replies to the owner
 // goroutine. Anything unauthenticated is dropped without an answer; so is
 // anything from a source other than a known path address that is over its
 // verification budget, before any cryptography (probeIndex.admit,
 // health.SourceBudget).
-func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
+func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort, out *bind.Outbox) {
 	var m health.Message
 	if health.Unmarshal(pkt, &m) != nil {
 		return
@@ -204,10 +206,10 @@ func (a *Agent) handleProbe(pkt []byte, from netip.AddrPort) {
 			return
 		}
 		pp.reqs.record(from, at) // authenticated and fresh: evidence of the path (peerrequest.go)
-		var out [health.ProbeSize]byte
-		health.Marshal(&out, &health.Message{Kind: health.KindReply, Path: m.Path, Nonce: m.Nonce, Epoch: idx.epoch, Sender: key.Ours()})
-		key.Seal(&out)
-		_ = a.dp.bind.SendTo(out[:], from)
+		var reply [health.ProbeSize]byte
+		health.Marshal(&reply, &health.Message{Kind: health.KindReply, Path: m.Path, Nonce: m.Nonce, Epoch: idx.epoch, Sender: key.Ours()})
+		key.Seal(&reply)
+		out.Add(reply[:], from) // sent with the batch's other answers
 		if sig != 0 {
 			a.enqueueReply(probeReply{peer: pp.name, rot: sig, at: at})
 		}
@@ -231,10 +233,18 @@ func (a *Agent) enqueueReply(r probeReply) {
 	}
 }
 
-// sendProbe sends one request on path id.
+// sendProbe queues one request on path id (flushProbes sends it).
 func (a *Agent) sendProbe(p health.Probe) {
 	if st, i := a.probePath(p.ID); st != nil {
 		a.sendProbeOn(p, st, i)
+	}
+}
+
+// flushProbes sends the requests queued since the last flush, in one
+// batch where the Bind can (one sendmmsg for a whole step's probes).
+func (a *Agent) flushProbes() {
+	if err := a.dp.bind.Flush(&a.probeOut); err != nil {
+		a.log.Debug("sending probes", "err", err)
 	}
 }
 
@@ -251,7 +261,8 @@ func (a *Agent) probePath(id health.PathID) (*peerState, int) {
 	return st, i
 }
 
-// sendProbeOn sends request p on st's path i (probePath).
+// sendProbeOn queues request p on st's path i (probePath); the owner
+// sends what a step queued at its end (flushProbes).
 func (a *Agent) sendProbeOn(p health.Probe, st *peerState, i int) {
 	if !st.paths[i].addr.IsValid() {
 		return
@@ -265,9 +276,7 @@ func (a *Agent) sendProbeOn(p health.Probe, st *peerState, i int) {
 		var out [health.ProbeSize]byte
 		health.Marshal(&out, &health.Message{Kind: health.KindRequest, Path: uint16(p.ID.Path), Nonce: p.Nonce, Epoch: a.epoch, Sender: key.Ours()})
 		key.Seal(&out)
-		if err := a.dp.bind.SendTo(out[:], st.paths[i].addr); err != nil {
-			a.log.Debug("sending probe", "peer", p.ID.Peer, "path", st.cfg.Paths[i].Name, "err", err)
-		}
+		a.probeOut.Add(out[:], st.paths[i].addr)
 	}
 	ps := &st.paths[i]
 	if !ps.hasSent {

@@ -32,6 +32,7 @@ func (a *Agent) step(now time.Time) {
 		a.dueBuf[sent] = p
 		sent++
 	}
+	a.flushProbes()
 	a.reportSendDelay(a.dueBuf[:sent])
 	a.transBuf = a.mon.Tick(now, a.transBuf[:0])
 	for _, t := range a.transBuf {

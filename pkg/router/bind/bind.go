@@ -47,7 +47,7 @@ type Bind struct {
 	peers atomic.Pointer[map[string]*peer] // copy-on-write
 	index atomic.Pointer[map[uint32]*peer] // copy-on-write: our session index -> peer
 
-	probe   atomic.Pointer[func(pkt []byte, from netip.AddrPort)]
+	probe   atomic.Pointer[ProbeHandler]
 	isProbe atomic.Pointer[func([]byte) bool]
 	closed  atomic.Bool
 	clock   atomic.Pointer[clockState]
@@ -91,10 +91,14 @@ func (b *Bind) SetProbePredicate(f func([]byte) bool) {
 	b.isProbe.Store(&f)
 }
 
-// SetProbeHandler sets the function that receives probe datagrams, on the
-// receive goroutine; it must not block and must copy what it keeps. Probes
+// ProbeHandler receives a probe datagram on a receive goroutine. It must
+// not block and must copy what it keeps. What it adds to out (answers) is
+// sent when the received batch has been looked at, all in one batch.
+type ProbeHandler func(pkt []byte, from netip.AddrPort, out *Outbox)
+
+// SetProbeHandler sets the function that receives probe datagrams. Probes
 // are hidden from WireGuard whether or not a handler is set. nil removes it.
-func (b *Bind) SetProbeHandler(h func(pkt []byte, from netip.AddrPort)) {
+func (b *Bind) SetProbeHandler(h ProbeHandler) {
 	if h == nil {
 		b.probe.Store(nil)
 		return
@@ -223,12 +227,20 @@ func (b *Bind) SendTo(pkt []byte, to netip.AddrPort) error {
 	return nil
 }
 
+// errClosed is what sends on a closed bind return.
+var errClosed = net.ErrClosed
+
 // endpointTo returns the inner bind's endpoint for to. For the standard
-// bind it builds what its ParseEndpoint would return, without formatting
-// and parsing the address for every probe.
+// bind and udpbind it builds what their ParseEndpoint would return,
+// without formatting and parsing the address for every probe.
 func (b *Bind) endpointTo(to netip.AddrPort) (conn.Endpoint, error) {
-	if _, ok := b.inner.(*conn.StdNetBind); ok {
+	switch inner := b.inner.(type) {
+	case *conn.StdNetBind:
 		return &conn.StdNetEndpoint{AddrPort: to}, nil
+	case interface {
+		EndpointFor(netip.AddrPort) conn.Endpoint
+	}:
+		return inner.EndpointFor(to), nil
 	}
 	return b.inner.ParseEndpoint(to.String())
 }

@@ -259,7 +259,7 @@ func TestProbesAreDivertedAndHidden(t *testing.T) {
 		from netip.AddrPort
 	}
 	var probes []got
-	b.SetProbeHandler(func(pkt []byte, from netip.AddrPort) {
+	b.SetProbeHandler(func(pkt []byte, from netip.AddrPort, _ *Outbox) {
 		probes = append(probes, got{append([]byte(nil), pkt...), from})
 	})
 	batch := [][]byte{
@@ -511,11 +511,12 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 	bufs := [][]byte{wgMessage(msgTransport, 5, 128), probe(40)}
 	sizes := []int{128, 40}
 	eps := []conn.Endpoint{src, src}
-	b.SetProbeHandler(func([]byte, netip.AddrPort) {})
-	b.inspect(bufs, sizes, eps) // first sight of src allocates its counter
+	b.SetProbeHandler(func([]byte, netip.AddrPort, *Outbox) {})
+	var out Outbox
+	b.inspect(bufs, sizes, eps, &out) // first sight of src allocates its counter
 	if a := testing.AllocsPerRun(100, func() {
 		sizes[0], sizes[1] = 128, 40
-		b.inspect(bufs, sizes, eps)
+		b.inspect(bufs, sizes, eps, &out)
 	}); a != 0 {
 		t.Errorf("receive inspection allocates %.1f per batch", a)
 	}

@@ -31,7 +31,7 @@ func FuzzInspect(f *testing.F) {
 		b.Send([][]byte{wgMessage(msgResponse, 2, sizeResponse)}, epC)
 		owner := map[uint32]string{1: "b", 2: "c"}
 		var probes int
-		b.SetProbeHandler(func([]byte, netip.AddrPort) { probes++ })
+		b.SetProbeHandler(func([]byte, netip.AddrPort, *Outbox) { probes++ })
 
 		// Build a batch of up to 8 packets from the seed.
 		var bufs [][]byte
@@ -68,7 +68,7 @@ func FuzzInspect(f *testing.F) {
 			}
 		}
 
-		b.inspect(bufs, sizes, eps)
+		b.inspect(bufs, sizes, eps, &Outbox{})
 		authenticate(b, bufs, sizes)
 
 		hidden := 0

@@ -23,7 +23,7 @@ func receiveInto(t *testing.T, b *Bind, msg []byte, src netip.AddrPort, fill byt
 	}
 	copy(buf, msg)
 	sizes := []int{len(msg)}
-	b.inspect([][]byte{buf}, sizes, endpoints(src))
+	b.inspect([][]byte{buf}, sizes, endpoints(src), &Outbox{})
 	if sizes[0] != len(msg) {
 		t.Fatalf("message of %d bytes dropped by the receive side", len(msg))
 	}
@@ -138,7 +138,7 @@ func TestMessageWithoutRoomForItsMarkIsDropped(t *testing.T) {
 		buf := make([]byte, device.MaxMessageSize)
 		copy(buf, transport(0xB1, 2, c.size, 7))
 		sizes := []int{c.size}
-		b.inspect([][]byte{buf}, sizes, endpoints(pathA.Addr))
+		b.inspect([][]byte{buf}, sizes, endpoints(pathA.Addr), &Outbox{})
 		if kept := sizes[0] == c.size; kept != c.kept {
 			t.Fatalf("message of %d bytes: kept %v, want %v", c.size, kept, c.kept)
 		}

@@ -15,6 +15,9 @@ import (
 // credited once WireGuard has authenticated it (authrx.go). It allocates
 // nothing per packet.
 func (b *Bind) wrapReceive(fn conn.ReceiveFunc) conn.ReceiveFunc {
+	// The answers of one batch, sent together after it; only this
+	// function's goroutine uses it.
+	var out Outbox
 	return func(bufs [][]byte, sizes []int, eps []conn.Endpoint) (int, error) {
 		n, err := fn(bufs, sizes, eps)
 		if err != nil {
@@ -23,13 +26,15 @@ func (b *Bind) wrapReceive(fn conn.ReceiveFunc) conn.ReceiveFunc {
 			}
 			return n, err
 		}
-		b.inspect(bufs[:n], sizes[:n], eps[:n])
+		b.inspect(bufs[:n], sizes[:n], eps[:n], &out)
+		_ = b.Flush(&out) // answers are best effort, as the probes they answer
 		return n, nil
 	}
 }
 
-// inspect handles one received batch in place.
-func (b *Bind) inspect(bufs [][]byte, sizes []int, eps []conn.Endpoint) {
+// inspect handles one received batch in place; the probe handler's
+// answers go to out.
+func (b *Bind) inspect(bufs [][]byte, sizes []int, eps []conn.Endpoint, out *Outbox) {
 	isProbe := *b.isProbe.Load()
 	handler := b.probe.Load()
 	var index map[uint32]*peer
@@ -60,7 +65,7 @@ func (b *Bind) inspect(bufs [][]byte, sizes []int, eps []conn.Endpoint) {
 		}
 		if isProbe(pkt) {
 			if handler != nil {
-				(*handler)(pkt, addrOf(eps[i]))
+				(*handler)(pkt, addrOf(eps[i]), out)
 			}
 			sizes[i] = 0
 		}

@@ -312,7 +312,7 @@ func TestDevicesProbesNeverReachWireGuard(t *testing.T) {
 		from netip.AddrPort
 	}
 	seen := make(chan probeSeen, 16)
-	b.bind.SetProbeHandler(func(pkt []byte, from netip.AddrPort) {
+	b.bind.SetProbeHandler(func(pkt []byte, from netip.AddrPort, _ *Outbox) {
 		seen <- probeSeen{append([]byte(nil), pkt...), from}
 	})
 	ping(t, a, b) // sockets and session up
