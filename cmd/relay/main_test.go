@@ -151,4 +151,7 @@ func TestUsageAndVersion(t *testing.T) {
 	if code, _, _ := runCmd(t, "", "run", "--no-such-flag"); code != 2 {
 		t.Errorf("run with an unknown flag: exit %d, want 2", code)
 	}
+	if code, _, stderr := runCmd(t, "", "run", "--sockets", "fast", "-c", "relay.yaml"); code != 2 || !strings.Contains(stderr, `--sockets "fast"`) {
+		t.Errorf("run --sockets fast: exit %d, stderr %q; want 2 naming the flag", code, stderr)
+	}
 }

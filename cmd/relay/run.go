@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.zx2c4.com/wireguard/conn"
+
 	"github.com/liqo-relay/relay/pkg/agent"
 	"github.com/liqo-relay/relay/pkg/config"
 	"github.com/liqo-relay/relay/pkg/metrics"
@@ -73,8 +75,17 @@ func cmdRun(args []string, stderr io.Writer) error {
 	path := configFlag(fs)
 	kf := kubeFlags(fs)
 	standby := fs.String("standby-labels", "", "a downward API file of the pod's labels: run only while the pod is the active Liqo gateway replica (docs/inject.md)")
+	sockets := fs.String("sockets", "batch", "the UDP sockets under WireGuard: batch (liqo-relay's: probes to many peers in one system call) or std (wireguard-go's StdNetBind); docs/performance.md")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
+	}
+	var inner conn.Bind // nil: the agent's default, udpbind
+	switch *sockets {
+	case "batch":
+	case "std":
+		inner = conn.NewStdNetBind()
+	default:
+		return fmt.Errorf("%w: --sockets %q: want batch or std", errUsage, *sockets)
 	}
 	if *path == "" {
 		return fmt.Errorf("%w: -c FILE is required", errUsage)
@@ -118,7 +129,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 	log.Debug("configuration loaded", "path", *path, "config", cfg)
 
 	m := metrics.New()
-	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level, Metrics: m})
+	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level, Metrics: m, Bind: inner})
 	if err != nil {
 		return err
 	}
