@@ -38,7 +38,7 @@ type Path struct {
 }
 
 // Bind is a conn.Bind that routes each peer's traffic over its active path.
-// It wraps an inner bind (conn.NewStdNetBind() in production) that owns the
+// It wraps an inner bind (udpbind.New() in production) that owns the
 // sockets. All methods are safe for concurrent use.
 type Bind struct {
 	inner conn.Bind

@@ -15,17 +15,20 @@
 // same IpcSet as its public_key (wireguard-go decides to pin the endpoint
 // when the peer is created, and only if it has one by then).
 //
-// Wrapping the inner bind hides it from wireguard-go's Linux route listener,
-// which only watches a bare *conn.StdNetBind: cached sticky source addresses
-// are still cleared after rebinding and on handshake retries (ClearSrc), but
-// not on route changes.
+// wireguard-go's Linux route listener only watches a bare
+// *conn.StdNetBind, so neither udpbind nor a wrapped StdNetBind gets it:
+// cached sticky source addresses are still cleared after rebinding and on
+// handshake retries (ClearSrc), but not on route changes.
 //
 // The bind also carries the relay's probes on the same sockets as WireGuard,
 // so they share the path's 5-tuple: datagrams matching the probe predicate
 // are handed to the probe handler and hidden from WireGuard, and SendTo
-// sends raw datagrams. Finally it attributes WireGuard transport data to
-// peers, by learning the session indices of the handshakes it sends, and
-// counts received data per peer and source address (RxStats): passive
+// sends raw datagrams. The handler's answers, and the probes the agent
+// queues in an Outbox, go out in one batch where the inner bind has
+// SendBatch (udpbind: one sendmmsg to many destinations). Finally it
+// attributes WireGuard transport data to peers, by learning the session
+// indices of the handshakes it sends, and counts received data per peer
+// and source address (RxStats): passive
 // evidence that a path works. It counts a message only once WireGuard has
 // authenticated it and found its counter fresh: the bind marks each
 // received message's buffer with its source, and the TUN wrapper
