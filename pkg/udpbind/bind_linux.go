@@ -136,18 +136,24 @@ func (b *Bind) Send(bufs [][]byte, ep conn.Endpoint) error {
 	}
 	w := b.pool.Get().(*sender)
 	defer b.pool.Put(w)
-	gso := s.gso.Load()
-	n := w.fillOne(bufs, dst, src, ifindex, gso)
-	sent, err := w.sendmmsg(s, 0, n, false)
-	if err != nil && gso && errors.Is(err, unix.EIO) {
-		s.gso.Store(false)
-		rest := bufs[w.covered[sent]:]
-		n = w.fillOne(rest, dst, src, ifindex, false)
-		_, err = w.sendmmsg(s, 0, n, false)
-	}
-	w.release(len(bufs))
-	if err != nil {
-		return fmt.Errorf("udpbind: send to %v: %w", dst, err)
+	for len(bufs) > 0 {
+		// wireguard-go passes at most BatchSize buffers; more are sent
+		// in chunks rather than refused.
+		chunk := bufs[:min(len(bufs), len(w.iovs))]
+		bufs = bufs[len(chunk):]
+		gso := s.gso.Load()
+		n := w.fillOne(chunk, dst, src, ifindex, gso)
+		sent, err := w.sendmmsg(s, 0, n, false)
+		if err != nil && gso && errors.Is(err, unix.EIO) {
+			s.gso.Store(false)
+			rest := chunk[w.covered[sent]:]
+			n = w.fillOne(rest, dst, src, ifindex, false)
+			_, err = w.sendmmsg(s, 0, n, false)
+		}
+		w.release(len(chunk))
+		if err != nil {
+			return fmt.Errorf("udpbind: send to %v: %w", dst, err)
+		}
 	}
 	return nil
 }

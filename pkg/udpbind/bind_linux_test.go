@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,22 @@ func TestSendReceiveGSOGRO(t *testing.T) {
 	}
 }
 
+// TestSendMoreThanABatch: a Send of more buffers than the bind's batch
+// goes out in chunks, every datagram in order.
+func TestSendMoreThanABatch(t *testing.T) {
+	a, b := open(t), open(t)
+	want := packets(batchSize+72, 100, 100, 3)
+	if err := a.b.Send(want, NewEndpoint(b.addr4())); err != nil {
+		t.Fatalf("Send of %d buffers: %v", len(want), err)
+	}
+	got := b.receive(t, len(want), batchSize)
+	for i := range want {
+		if !bytes.Equal(got[i].data, want[i]) {
+			t.Fatalf("datagram %d is not what was sent", i)
+		}
+	}
+}
+
 // TestStickyReply answers a datagram through the endpoint it came from:
 // the answer leaves from the address the datagram arrived at (here
 // 127.0.0.2, not the 127.0.0.1 routing would pick for the sender's
@@ -156,8 +173,8 @@ func TestSendBatchManyDestinations(t *testing.T) {
 		}
 	}
 	err := a.b.SendBatch(pkts, dsts)
-	if err == nil {
-		t.Fatal("SendBatch to a broadcast address: no error")
+	if err == nil || !strings.Contains(err.Error(), bad.String()) {
+		t.Fatalf("SendBatch with a destination of port 0: error %v, want one naming %v", err, bad)
 	}
 	gotB := b.receive(t, 149, batchSize) // the even ones but 150
 	gotC := c.receive(t, 150, batchSize) // the odd ones, to an IPv4-mapped address

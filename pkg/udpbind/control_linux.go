@@ -56,8 +56,9 @@ func parseControl(b []byte) received {
 }
 
 // putControl writes the control messages of a send into c: a packet info
-// for a sticky source (src valid), a segment size for a GSO send (gso >
-// 0). It returns their length.
+// for a sticky source (src valid; with the interface it arrived on, as
+// StdNetBind sends it, except for an IPv6 source that is not link-local),
+// a segment size for a GSO send (gso > 0). It returns their length.
 func putControl(c *control, src netip.Addr, ifindex int32, gso int) int {
 	n := 0
 	if src.IsValid() {
@@ -66,7 +67,7 @@ func putControl(c *control, src netip.Addr, ifindex int32, gso int) int {
 			h.Level, h.Type = unix.IPPROTO_IP, unix.IP_PKTINFO
 			h.SetLen(unix.CmsgLen(unix.SizeofInet4Pktinfo))
 			info := (*unix.Inet4Pktinfo)(unsafe.Pointer(&c[unix.CmsgLen(0)]))
-			*info = unix.Inet4Pktinfo{Spec_dst: src.As4()}
+			*info = unix.Inet4Pktinfo{Ifindex: ifindex, Spec_dst: src.As4()}
 			n = unix.CmsgSpace(unix.SizeofInet4Pktinfo)
 		} else {
 			h := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))

@@ -11,11 +11,16 @@ var _ conn.Endpoint = (*Endpoint)(nil)
 // Endpoint is a UDP destination and, for an endpoint a datagram came
 // from, the local address it arrived at (its sticky source): datagrams
 // sent back to it leave from that address, as a multi-homed peer expects.
+//
+// The segments of one GRO-coalesced message share their endpoint (they
+// have one source). ClearSrc is not synchronised with sends: it is for
+// the endpoint's owner, and the relay never lets WireGuard adopt a
+// received endpoint (roaming is off, pkg/router/bind).
 type Endpoint struct {
 	Dst netip.AddrPort
 	src netip.Addr
-	// ifindex is the interface the datagram arrived on; it is sent along
-	// only with an IPv6 link-local source, which needs it.
+	// ifindex is the interface the datagram arrived on, sent along with
+	// the source (putControl).
 	ifindex int32
 }
 

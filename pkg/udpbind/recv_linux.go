@@ -153,10 +153,11 @@ func (r *receiver) expand(n int, bufs [][]byte, sizes []int, eps []conn.Endpoint
 			if segs > 1 {
 				start, end = s*gso, min((s+1)*gso, size)
 			}
+			n := end - start // the first segment already in place
 			if pos+s != i || start != 0 {
-				copy(bufs[pos+s], bufs[i][start:end])
+				n = copy(bufs[pos+s], bufs[i][start:end])
 			}
-			sizes[pos+s] = end - start
+			sizes[pos+s] = n
 			eps[pos+s] = r.eps[i]
 		}
 		r.eps[i] = nil

@@ -1,6 +1,7 @@
 package udpbind
 
 import (
+	"fmt"
 	"net/netip"
 	"os"
 	"unsafe"
@@ -156,7 +157,7 @@ func (w *sender) sendmmsg(s *socket, start, n int, keepGoing bool) (int, error) 
 				return start, serr
 			}
 			if first == nil {
-				first = serr
+				first = fmt.Errorf("to %v: %w", w.names[start].get(), serr)
 			}
 			start++
 			continue

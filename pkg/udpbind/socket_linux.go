@@ -21,9 +21,6 @@ type socket struct {
 	conn *net.UDPConn
 	rc   syscall.RawConn
 	v6   bool
-	// gro: UDP_GRO is on, so received messages may be coalesced (each one
-	// then says its segment size in a control message).
-	gro bool
 	// gso: the kernel takes UDP_SEGMENT; cleared for good at the first
 	// send the device refuses (EIO: no checksum offload).
 	gso atomic.Bool
@@ -76,9 +73,9 @@ func (s *socket) setOptions(fd int) error {
 		return fmt.Errorf("IP_PKTINFO: %w", err)
 	}
 	// Whether or not the kernel can report it back (getsockopt UDP_GRO
-	// needs 5.12), every coalesced message carries its segment size, so
-	// the receive side reads that instead of trusting this flag alone.
-	s.gro = unix.SetsockoptInt(fd, unix.IPPROTO_UDP, unix.UDP_GRO, 1) == nil
+	// needs 5.12), every coalesced message carries its segment size, which
+	// the receive side reads (parseControl): no flag to keep.
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_UDP, unix.UDP_GRO, 1)
 	return nil
 }
 
@@ -103,8 +100,11 @@ func openPair(port uint16) (v4, v6 *socket, actual uint16, err error) {
 	for tries := 0; ; tries++ {
 		p := int(port)
 		v4, p, err = listen("udp4", p)
-		if err != nil && !errors.Is(err, syscall.EAFNOSUPPORT) {
-			return nil, nil, 0, err
+		if err != nil {
+			if !errors.Is(err, syscall.EAFNOSUPPORT) {
+				return nil, nil, 0, err
+			}
+			p = int(port) // no IPv4: IPv6 alone on the port asked for
 		}
 		v6, p, err = listen("udp6", p)
 		if port == 0 && errors.Is(err, syscall.EADDRINUSE) && tries < 100 {
