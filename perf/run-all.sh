@@ -84,7 +84,7 @@ quick)
 	scenario 55 flapping FLAP_SECONDS=20
 	scenario 35 wanem-ceiling CEIL_RUNS=2 CEIL_SECONDS=3
 	scenario 60 scale "SCALE_RELAYS=4 8" SCALE_SECONDS=8
-	scenario 60 scale-star "STAR_PEERS=25" SCALE_SECONDS=8
+	scenario 60 scale-star "STAR_PEERS=250" SCALE_SECONDS=20
 	scenario 75 failover FAILOVER_CUTS=3 FAILOVER_SPACING=8 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
 	scenario 50 failback-tcp FB_RESTORES=3 FB_LEAD=5
 	scenario 50 failback-tcp FB_RESTORES=3 FB_LEAD=5 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
