@@ -100,21 +100,7 @@ func (r *receiver) receive(bufs [][]byte, sizes []int, eps []conn.Endpoint) (int
 // recvmmsg reads up to want messages, waiting in the netpoller while
 // there are none.
 func (r *receiver) recvmmsg(want int) (int, error) {
-	var n int
-	var errno unix.Errno
-	err := r.s.rc.Read(func(fd uintptr) bool {
-		for {
-			rn, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&r.hdrs[0])), uintptr(want), 0, 0, 0)
-			switch e {
-			case unix.EINTR:
-				continue
-			case unix.EAGAIN:
-				return false
-			}
-			n, errno = int(rn), e
-			return true
-		}
-	})
+	n, errno, err := r.s.mmsg(unix.SYS_RECVMMSG, r.hdrs[:want])
 	if err != nil {
 		return 0, err // net.ErrClosed once the bind is closed
 	}

@@ -131,21 +131,7 @@ func (w *sender) release(iovs int) {
 func (w *sender) sendmmsg(s *socket, start, n int, keepGoing bool) (int, error) {
 	var first error
 	for start < n {
-		var sent int
-		var errno unix.Errno
-		err := s.rc.Write(func(fd uintptr) bool {
-			for {
-				rn, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&w.hdrs[start])), uintptr(n-start), 0, 0, 0)
-				switch e {
-				case unix.EINTR:
-					continue
-				case unix.EAGAIN:
-					return false
-				}
-				sent, errno = int(rn), e
-				return true
-			}
-		})
+		sent, errno, err := s.mmsg(unix.SYS_SENDMMSG, w.hdrs[start:n])
 		if err != nil {
 			return start, err
 		}

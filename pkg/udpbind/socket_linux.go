@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -77,6 +78,32 @@ func (s *socket) setOptions(fd int) error {
 	// the receive side reads (parseControl): no flag to keep.
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_UDP, unix.UDP_GRO, 1)
 	return nil
+}
+
+// mmsg makes one recvmmsg or sendmmsg call (trap) over hdrs, retrying on
+// EINTR and waiting in the netpoller while the socket is not ready. err
+// is the poller's (net.ErrClosed once the socket is closed), errno the
+// call's.
+func (s *socket) mmsg(trap uintptr, hdrs []unix.Mmsghdr) (n int, errno unix.Errno, err error) {
+	call := func(fd uintptr) bool {
+		for {
+			r, _, e := unix.Syscall6(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(hdrs))), uintptr(len(hdrs)), 0, 0, 0)
+			switch e {
+			case unix.EINTR:
+				continue
+			case unix.EAGAIN:
+				return false
+			}
+			n, errno = int(r), e
+			return true
+		}
+	}
+	if trap == unix.SYS_SENDMMSG {
+		err = s.rc.Write(call)
+	} else {
+		err = s.rc.Read(call)
+	}
+	return n, errno, err
 }
 
 // setMark sets SO_MARK on the socket.
