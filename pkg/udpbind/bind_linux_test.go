@@ -232,6 +232,6 @@ func TestOpenTwiceAndEndpoints(t *testing.T) {
 		t.Fatal("ParseEndpoint without a port: no error")
 	}
 	if err := a.b.SetMark(0); err != nil {
-		t.Skipf("SO_MARK needs CAP_NET_ADMIN: %v", err)
+		t.Skipf("SO_MARK needs root (CAP_NET_ADMIN): %v", err)
 	}
 }
