@@ -43,6 +43,13 @@ PERF_TRANSLATE=${PERF_TRANSLATE:-0}
 # bridge: no emulation on the direct link, no emulator ceiling (for the
 # unlimited-throughput comparison).
 PERF_WAN_AB=${PERF_WAN_AB:-wanem}
+# PERF_AB_OFFLOADS, with PERF_WAN_AB=veth: the offloads of that veth pair,
+# "off" (every offload off, as on every other veth of the testbed),
+# "defaults" (as the kernel makes a veth) or "gso-off" (UDP segmentation
+# off, GRO on: a real NIC without UDP GSO). ab_offloads changes them live.
+PERF_AB_OFFLOADS=${PERF_AB_OFFLOADS:-off}
+# Extra arguments of every `relay run` (e.g. "--sockets std").
+PERF_RELAY_ARGS=${PERF_RELAY_ARGS:-}
 # PERF_EMULATOR=netem shapes the WAN links with `tc qdisc ... netem` on
 # plain veths instead of wanem bridges, where the kernel has sch_netem
 # (perf/netem.sh).
@@ -127,6 +134,7 @@ wan_link() {
 	local name=$1 lns=$2 lif=$3 laddr=$4 rns=$5 rif=$6 raddr=$7 w="wan-$1"
 	if [ "$name" = ab ] && [ "$PERF_WAN_AB" = veth ]; then
 		veth "$lns" "$lif" "$rns" "$rif"
+		[ "$PERF_AB_OFFLOADS" = off ] || ab_offloads "$PERF_AB_OFFLOADS"
 		nsx "$lns" ip addr add "$laddr/24" dev "$lif"
 		nsx "$rns" ip addr add "$raddr/24" dev "$rif"
 		return
@@ -142,6 +150,45 @@ wan_link() {
 	nsx "$rns" ip addr add "$raddr/24" dev "$rif"
 	start "$w" "wanem-$name" "$WANEM" run --a port-a --b port-b --control "$PERF_STATE/wanem/$name.sock" --seed "${PERF_SEED:-1}"
 	wait_for 10 "wanem $name control socket" test -S "$PERF_STATE/wanem/$name.sock"
+}
+
+# AB_FEATURES: the veth offloads ab_offloads sets, as ethtool names them.
+AB_FEATURES="rx-checksumming tx-checksumming scatter-gather tcp-segmentation-offload generic-segmentation-offload generic-receive-offload tx-udp-segmentation rx-gro-list rx-udp-gro-forwarding"
+# ab_offloads off|defaults|gso-off: set the offloads of both ends of the
+# plain A-B veth (PERF_WAN_AB=veth). "defaults" is what the kernel gives a
+# new veth pair (read once, from a scratch pair, and kept in the state
+# directory), so a testbed can move between the three without rebuilding.
+ab_offloads() {
+	local mode=$1 side dev feats
+	[ "$PERF_WAN_AB" = veth ] || die "ab_offloads needs PERF_WAN_AB=veth"
+	command -v ethtool >/dev/null || die "ab_offloads needs ethtool (make perf-deps installs it)"
+	if [ ! -f "$PERF_STATE/veth-defaults" ]; then
+		local tmp
+		tmp=$(ns ethtool-probe)
+		ip netns add "$tmp"
+		ip -n "$tmp" link add va type veth peer name vb
+		ip netns exec "$tmp" ethtool -k va | awk -v want=" $AB_FEATURES " \
+			'$NF != "[fixed]" { f = $1; sub(/:$/, "", f); if (index(want, " " f " ")) printf "%s %s ", f, $2 }' >"$PERF_STATE/veth-defaults"
+		ip netns del "$tmp"
+	fi
+	case $mode in
+	off) feats=$(for f in $AB_FEATURES; do printf '%s off ' "$f"; done) ;;
+	defaults) feats=$(cat "$PERF_STATE/veth-defaults") ;;
+	gso-off) feats=$(sed -E 's/(tx-udp-segmentation|generic-receive-offload) (on|off) //g' "$PERF_STATE/veth-defaults")"tx-udp-segmentation off generic-receive-offload on" ;;
+	*) die "PERF_AB_OFFLOADS must be off, defaults or gso-off, not $mode" ;;
+	esac
+	for side in provider-a provider-b; do
+		# ethtool -K exits non-zero when one feature cannot change (a
+		# [requested on] that the device refuses); check what it did below.
+		# shellcheck disable=SC2086
+		nsx "$side" ethtool -K wan-ab $feats >/dev/null 2>&1 || true
+	done
+	log "A-B veth offloads: $mode ($(ab_offloads_show provider-a))"
+}
+# ab_offloads_show NS: the offloads of NS's end of the A-B veth, one line.
+ab_offloads_show() {
+	nsx "$1" ethtool -k wan-ab | awk -v want=" $AB_FEATURES " \
+		'{ f = $1; sub(/:$/, "", f); if (index(want, " " f " ")) printf "%s%s=%s", (n++ ? " " : ""), f, $2 }'
 }
 
 # wan_set NAME ARGS...: change a WAN link at runtime (wanem set flags).
@@ -222,8 +269,10 @@ relays_configure() {
 }
 
 relays_start() {
-	start provider-a relay-a "$RELAY" run -c "$PERF_STATE/provider-a.yaml"
-	start provider-b relay-b "$RELAY" run -c "$PERF_STATE/provider-b.yaml"
+	# shellcheck disable=SC2086
+	start provider-a relay-a "$RELAY" run -c "$PERF_STATE/provider-a.yaml" $PERF_RELAY_ARGS
+	# shellcheck disable=SC2086
+	start provider-b relay-b "$RELAY" run -c "$PERF_STATE/provider-b.yaml" $PERF_RELAY_ARGS
 	wait_for 20 "relay A to reach B over the direct path" active_is provider-a direct
 	wait_for 20 "relay B to reach A over the direct path" active_is provider-b direct
 }
