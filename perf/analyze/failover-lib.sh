@@ -7,6 +7,14 @@
 #   fo_restore   restore it
 # and sets FO_DIR (work directory), FO_PEER, FO_PATH (default direct),
 # FO_CUTS, FO_HOLD (seconds cut), FO_SPACING (minimum seconds between cuts).
+#
+# The report also gives the detector's physical limit (summary.detectBound):
+# a probe-based detector cannot declare a path down sooner than
+# detectMultiplier x interval after the last answer, the last answer may
+# still have been in flight at the cut (one RTT), and the detector adds a
+# jitter margin of 4 x the RTT variation, capped at half the detect time.
+# RTT and variation are the relay's own figures for the path just before
+# each cut (medians over the cuts).
 
 # failover_run: cut and restore FO_CUTS times; cut times in $FO_DIR/cuts,
 # the relay's switch events in $FO_DIR/events.
@@ -14,10 +22,13 @@ failover_run() {
 	local path=${FO_PATH:-direct} last=0 i wait t_cut t_restore
 	: >"$FO_DIR/cuts"
 	: >"$FO_DIR/events"
+	: >"$FO_DIR/precut"
 	for i in $(seq "$FO_CUTS"); do
 		wait_for 60 "traffic on the $path path" fo_is "$path"
 		wait=$(awk -v l="$last" -v s="$FO_SPACING" -v n="$(now)" 'BEGIN{w = l + s - n; print (w > 1 ? w : 1)}')
 		sleep "$wait"
+		fo_status | jq -c --arg peer "$FO_PEER" --arg path "$path" \
+			'[.peers[] | select(.name == $peer) | .paths[] | select(.name == $path) | {rttMs, jitterMs}][0] // {}' >>"$FO_DIR/precut"
 		t_cut=$(now)
 		fo_cut
 		last=$t_cut
@@ -33,6 +44,24 @@ failover_run() {
 	sleep 1
 	fo_status | jq -c '.events[]' >>"$FO_DIR/events"
 }
+# detect_bound_jq: the jq definition of detect_bound(RTTS; JITTERS), with
+# the health settings (a YAML flow mapping, "" for the defaults) as input:
+# {intervalMs, multiplier, detectMs, rttMs, jitterMs, jitterMarginMs, ms},
+# ms = detectMs + rttMs + jitterMarginMs; null figures without samples.
+detect_bound_jq() {
+	cat <<'JQ'
+def dur_ms: capture("^(?<n>[0-9.]+)(?<u>ms|s)$") | (.n | tonumber) * (if .u == "s" then 1000 else 1 end);
+def med: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+def detect_bound($rtts; $jitters):
+	((capture("interval: *(?<v>[0-9.]+m?s)").v | dur_ms) // 100) as $iv |
+	((capture("detectMultiplier: *(?<v>[0-9]+)").v | tonumber) // 3) as $m |
+	($iv * $m) as $d | ($rtts | med) as $rtt | ($jitters | med) as $j |
+	{intervalMs: $iv, multiplier: $m, detectMs: $d, rttMs: $rtt, jitterMs: $j,
+	 jitterMarginMs: (if $j == null then null else [4 * $j, $d / 2] | min end),
+	 ms: (if $rtt == null or $j == null then null else ($d + $rtt + ([4 * $j, $d / 2] | min)) * 10 | round / 10 end)};
+JQ
+}
+
 fo_is() { [ "$(fo_active)" = "$1" ]; }
 fo_is_not() { local a; a=$(fo_active) && [ "$a" != "$1" ]; }
 
@@ -58,6 +87,11 @@ failover_report() {
 			'{cut:$i, interruptionMs:$intr, lostPackets:$lost, switchAfterMs:(if $sw=="" then null else (($sw|tonumber)-$tc)*1000|round end),
 			  failbackAfterMs:(if $fb=="" then null else (($fb|tonumber)-$tr)*1000|round end), failbackInterruptionMs:$fbi, lostPacketsTotal:$lt}'
 	done <"$W/cuts" >"$W/percut.jsonl"
+	# The path's RTT and variation before each cut, per cut.
+	if [ -s "$W/precut" ]; then
+		jq -sc --slurpfile pre "$W/precut" '[., $pre] | transpose | map(.[0] + {preCut: .[1]}) | .[]' "$W/percut.jsonl" >"$W/percut.tmp"
+		mv "$W/percut.tmp" "$W/percut.jsonl"
+	fi
 	jq -r '.interruptionMs' "$W/percut.jsonl" >"$W/intr"
 	jq -r '.failbackAfterMs // empty' "$W/percut.jsonl" >"$W/fb"
 	jq -r '.switchAfterMs // empty' "$W/percut.jsonl" >"$W/sw"
@@ -68,10 +102,12 @@ failover_report() {
 		--argjson intr "$(stats_json "$W/intr")" --argjson fb "$(stats_json "$W/fb")" --argjson sw "$(stats_json "$W/sw")" \
 		--argjson settings "$settings" --argjson iv "$interval_ms" \
 		--arg when "$(date -u +%FT%TZ)" --arg cmd "${PERF_COMMAND:-$0}" \
-		'{scenario:"failover", name:$name, when:$when, command:$cmd, machine:$machine,
+		"$(detect_bound_jq)"'
+		{scenario:"failover", name:$name, when:$when, command:$cmd, machine:$machine,
 		  settings:($settings + {streamIntervalMs:$iv}),
 		  summary:{interruptionMs:$intr, relaySwitchAfterCutMs:$sw, failbackAfterRestoreMs:$fb,
-		           lostPackets:([$cuts[].lostPackets]|add), failbackInterruptionMaxMs:([$cuts[].failbackInterruptionMs]|max)},
+		           lostPackets:([$cuts[].lostPackets]|add), failbackInterruptionMaxMs:([$cuts[].failbackInterruptionMs]|max),
+		           detectBound:(($settings.health // "") | detect_bound([$cuts[].preCut.rttMs // empty]; [$cuts[].preCut.jitterMs // empty]))},
 		  cuts:$cuts}' >"$PERF_RESULTS/$name.json"
 	log "wrote $PERF_RESULTS/$name.json"
 	jq -c '.summary | {interruptionMs, failbackAfterRestoreMs:.failbackAfterRestoreMs.p50, lostPackets}' "$PERF_RESULTS/$name.json"
@@ -80,6 +116,8 @@ failover_report() {
 	n=$(wc -l <"$W/cuts")
 	t0=$(head -1 "$W/samples" | awk '{print $2}')
 	awk -v t0="$t0" '{printf "%.3f %.3f\n", $2 - t0, $4}' "$W/samples" >"$W/rtt.dat"
+	local tmax
+	tmax=$(sort -n "$W/rtt.dat" | tail -1 | awk '{print $1}')
 	awk -v t0="$t0" '{printf "%.3f %.3f\n", $2 - t0, $3 - t0}' "$W/cuts" >"$W/cuts.dat"
 	jq -r '"\(.cut) \(.interruptionMs)"' "$W/percut.jsonl" >"$W/intr.dat"
 	gnuplot <<GP
@@ -87,6 +125,7 @@ set terminal pngcairo size 1100,700 font ",10"
 set output "$PERF_RESULTS/$name.png"
 set multiplot layout 2,1 title "liqo-relay failover: $n cuts of the $path path ($name)"
 set xlabel "time (s)"; set ylabel "stream RTT (ms)"; set grid
+set xrange [0:$tmax]
 set style fill transparent solid 0.15 noborder
 plot "$W/cuts.dat" using (\$1+\$2)/2:(0):(\$1):(\$2):(0):(200) with boxxyerror lc rgb "red" title "$path path cut", \
      "$W/rtt.dat" using 1:2 with dots lc rgb "blue" title "ping RTT (gaps = lost)"
