@@ -1,17 +1,21 @@
 # perf/perf.mk: targets of the WAN testbed (perf/README.md). Included by the
 # Makefile. Needs root: the testbed lives in network namespaces.
-#   make perf         every scenario, full length (its budgets add up to about 92 minutes, 40 of them the timers rows)
-#   make perf-quick   every scenario, short (its budgets add up to about 16 minutes)
+#   make perf         every scenario, full length (its budgets add up to about 153 minutes: 32 of them the timers rows, 25 the throughput matrix, 15 the soak)
+#   make perf-quick   every scenario, short (its budgets add up to about 33 minutes)
 #   make perf-down    remove any testbed left behind (perf/testbed.sh down all)
 #   make perf-check   syntax of every script, analysis and gate checks on synthetic data (no root)
-#   make perf-tools   the testbed's own tools: bin/wanem (perf/cmd/wanem)
+#   make perf-tools   the testbed's own tools: bin/wanem (perf/cmd/wanem), bin/udpstream (perf/cmd/udpstream)
+#   make soak         the soak (perf/scenarios/soak.sh): SOAK_MINUTES (10) of traffic through link cuts,
+#                     SIGHUP reloads and SIGKILLs, sampled for leaks; writes perf/results/soak-full.json
+#                     and .png, non-zero when it did not pass. Like perf, it refuses a dirty tree when it
+#                     writes the committed perf/results/ (PERF_RESULTS=DIR writes elsewhere).
 # perf and perf-quick build every tool first (untimed), run the scenarios,
 # print the table, and end with the gate (perf/gate.sh): non-zero when a
 # headline figure misses its target. perf refuses a dirty tree when it
 # writes the committed perf/results/ (PERF_RESULTS=DIR writes elsewhere).
-PERF_DEBS := iproute2 iputils-ping iperf3 jq curl gnuplot-nox wireguard-tools
+PERF_DEBS := iproute2 iputils-ping iperf3 jq curl gnuplot-nox wireguard-tools ethtool
 
-.PHONY: perf perf-quick perf-deps perf-down perf-check perf-tools
+.PHONY: perf perf-quick perf-deps perf-down perf-check perf-tools soak
 
 perf-deps:
 	@missing=""; for p in $(PERF_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -28,6 +32,18 @@ perf-quick: perf-deps build
 
 perf-tools:
 	$(GO) build -trimpath -o bin/wanem ./perf/cmd/wanem
+	$(GO) build -trimpath -o bin/udpstream ./perf/cmd/udpstream
+
+SOAK_MINUTES ?= 10
+# The result must carry the commit the soak started from, as run-all.sh's
+# full results do: a dirty tree is refused before, a changed one after.
+soak: perf-deps build perf-tools
+	@bash -c 'source perf/lib.sh && source perf/analyze/common.sh && c=$$(tree_commit) && \
+	  if results_committed; then case $$c in *-dirty) die "the tree is dirty ($$c): committed results (perf/results/) must come from a committed tree; commit first, or write elsewhere with PERF_RESULTS=DIR" ;; esac; fi; \
+	  rc=0; RESULT=full SOAK_MINUTES=$(SOAK_MINUTES) PERF_COMMAND="make soak" ./perf/scenarios/soak.sh || rc=$$?; \
+	  if results_committed && [ -f "$$PERF_RESULTS/soak-full.json" ]; then m=$$(jq -r .machine.commit "$$PERF_RESULTS/soak-full.json"); \
+	    [ "$$m" = "$$c" ] || die "soak-full.json was measured at $$m, not $$c: the tree changed during the soak; it cannot be committed"; fi; \
+	  exit $$rc'
 
 perf-down:
 	./perf/testbed.sh down all
