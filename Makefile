@@ -10,7 +10,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests use: ip/tc for namespaces, ping for e2e checks.
 # nftables: the e2e failover test cuts a link silently with an nft drop rule.
 # openssl: test/k8s/cluster.sh makes the test API servers' certificates.
-TEST_DEBS := iproute2 iputils-ping nftables openssl
+# jq: the checks of perf/'s analysis and gate on synthetic results.
+TEST_DEBS := iproute2 iputils-ping nftables openssl jq
 
 .PHONY: all build image test unit e2e deps demo demo-k8s bench lint fmt vet staticcheck clean generate k8s-tools manifests
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
@@ -52,7 +53,9 @@ deps:
 # without the race detector, so that the summary's root-skip count is the
 # last thing printed. Both runs always run; pipefail keeps go test's exit
 # status, and the target fails with the race run's status, else the seeds'.
-test: deps build k8s-tools
+# perf-check (no root, seconds) goes first: the benchmark scripts' analysis
+# and gate on synthetic results.
+test: deps build k8s-tools perf-check
 	$(GO) build -o bin/testsummary ./test/cmd/testsummary
 	set -o pipefail; seeds=0; \
 	$(GO) test -count=1 -timeout 10m -run '^TestMeshCutsDetectedAndFailedOver$$' ./pkg/failover/ || seeds=$$?; \

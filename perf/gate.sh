@@ -2,22 +2,24 @@
 # perf/gate.sh [MODE]: the benchmark gate. Reads the results of MODE
 # (quick, full; default quick) from $PERF_RESULTS (perf/results/) and exits
 # non-zero, naming each row, when a headline figure misses its target or
-# is missing:
+# is missing. The targets, and why each has its value, are in
+# perf/targets.sh (perf/table.sh prints the same ones):
 #
-#   failover median interruption at default probe settings  <= 350 ms
-#   relay TUN / stock wireguard-go goodput (medians)        >= 1.0
-#   the same with offloads on (sender in the relay's netns)  >= 1.0
-#   path switches on a flapping link, ours / naive          ours < naive / 10
-#   failover with redundancy: duplicate, packets lost        0
-#   TCP goodput dip at a cut with redundancy: duplicate, p95 < 100 ms
-#   hub CPU per 1000 directed paths (idle peers, defaults)   < 5 % of a core
-#   TCP goodput dip after a restore, p95 over the restores   < 100 ms
-#   retransmits after a restore, p95 over the restores        <= one-path baseline + 10
-#   detection at interval 20ms: failover median interruption  <= 70 ms
-#   detection at interval 10ms: failover median interruption  <= 40 ms
-#     (both on a direct link with no added delay, as in the issue: a
-#     result measured on another link has no figure for these rows)
-#   false switches at interval 20ms (idle, jitter, CPU load)   0
+#   failover median interruption at default probe settings
+#   throughput matrix, every cell (underlay offloads x sender): the relay's
+#     goodput over stock wireguard-go's in the same round, and its CPU per
+#     GB over stock's within the noise of two identical stock runs
+#   path switches on a flapping link, ours / naive
+#   failover with redundancy: duplicate, packets lost; its TCP dip at a cut
+#   hub CPU per 1000 directed paths (idle peers, defaults)
+#   TCP goodput dip and retransmits after a restore
+#   detection at interval 20ms and 10ms: on a direct link with no added
+#     delay against fixed targets, and on the testbed's 10 ms WAN link
+#     against the detector's physical limit plus a slack (a result measured
+#     on another link has no figure for these rows)
+#   false switches at interval 20ms (idle, jitter, CPU load)
+#   the soak: nothing lost outside the cut and kill windows, no TCP reset,
+#     nothing left after the last stop, and (full) every count flat
 #
 # This is a gate on benchmark figures, run at the end of `make perf` and
 # `make perf-quick`; tests make no timing assertions. perf/gate-test.sh
@@ -27,9 +29,13 @@ PERF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 M=${1:-quick}
 R=${PERF_RESULTS:-$PERF_ROOT/results}
 bad=0
+source "$PERF_ROOT/targets.sh"
+# Every TARGET_* of targets.sh, as $t in the rows' jq: $t.FAILOVER_MS...
+T=$(for v in $(compgen -v TARGET_); do jq -n --arg k "${v#TARGET_}" --argjson v "${!v}" '{($k): $v}'; done | jq -sc add)
 
 # row NAME FILE JQ_FIGURE JQ_OK TARGET: JQ_FIGURE prints the figure (null
-# if absent), JQ_OK is true when it meets TARGET.
+# if absent), JQ_OK is true when it meets TARGET (the text of target_text);
+# both see the targets as $t.
 row() {
 	local name=$1 file=$R/$2-$M.json figure ok
 	if [ ! -f "$file" ]; then
@@ -37,8 +43,8 @@ row() {
 		bad=1
 		return
 	fi
-	figure=$(jq -r "$3" "$file" 2>/dev/null || echo null)
-	ok=$(jq -r "$4" "$file" 2>/dev/null || echo error)
+	figure=$(jq -r --argjson t "$T" "$3" "$file" 2>/dev/null || echo null)
+	ok=$(jq -r --argjson t "$T" "$4" "$file" 2>/dev/null || echo error)
 	case $figure:$ok in
 	null:* | *:error | *:null)
 		echo "gate: FAIL  $name: no figure in $file; target $5"
@@ -52,61 +58,73 @@ row() {
 
 row "failover median interruption, default probes" failover \
 	'.summary.interruptionMs.p50 | if type == "number" then "\(.) ms" else null end' \
-	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" then $m <= 350 else null end' \
-	'median <= 350 ms'
-row "relay TUN / stock wireguard-go (medians)" throughput \
-	'if (.mbps["relay-tun"].p50|type) == "number" and (.mbps["wireguard-go"].p50|type) == "number" and .mbps["wireguard-go"].p50 > 0 then (.mbps["relay-tun"].p50 / .mbps["wireguard-go"].p50 * 1000 | round / 1000) else null end' \
-	'if (.mbps["relay-tun"].p50|type) == "number" and (.mbps["wireguard-go"].p50|type) == "number" and .mbps["wireguard-go"].p50 > 0 then .mbps["relay-tun"].p50 / .mbps["wireguard-go"].p50 >= 1.0 else null end' \
-	'>= 1.0'
-row "relay TUN / stock wireguard-go, offloads on (medians)" throughput \
-	'if (.mbps["relay-tun-offload"].p50|type) == "number" and (.mbps["wireguard-go-offload"].p50|type) == "number" and .mbps["wireguard-go-offload"].p50 > 0 then (.mbps["relay-tun-offload"].p50 / .mbps["wireguard-go-offload"].p50 * 1000 | round / 1000) else null end' \
-	'if (.mbps["relay-tun-offload"].p50|type) == "number" and (.mbps["wireguard-go-offload"].p50|type) == "number" and .mbps["wireguard-go-offload"].p50 > 0 then .mbps["relay-tun-offload"].p50 / .mbps["wireguard-go-offload"].p50 >= 1.0 else null end' \
-	'>= 1.0'
+	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" then $m <= $t.FAILOVER_MS else null end' \
+	"$(target_text failover)"
+for off in $MATRIX_OFFLOADS; do
+	for snd in $MATRIX_SENDERS; do
+		cell=".cells[] | select(.offloads == \"$off\" and .sender == \"$snd\") | .tunnels"
+		row "matrix $off/$snd: relay / stock wireguard-go goodput" matrix \
+			"[$cell | .relay.vsStock.mbps | select(.p50 | type == \"number\") | \"\\(.p50) (\\(.min)..\\(.max))\"][0] // null" \
+			"[$cell | .relay.vsStock.mbps.p50 | select(type == \"number\") | . >= \$t.MATRIX_RATIO][0] // null" \
+			"$(target_text matrix)"
+		row "matrix $off/$snd: relay / stock wireguard-go CPU per GB" matrix \
+			"[$cell | .relay.vsStock.cpu.p50 | select(type == \"number\")][0] as \$c | .noise.cpu as \$n | if (\$c|type) == \"number\" and (\$n|type) == \"number\" then \"\\(\$c) (noise \\(\$n))\" else null end" \
+			"[$cell | .relay.vsStock.cpu.p50 | select(type == \"number\")][0] as \$c | .noise.cpu as \$n | if (\$c|type) == \"number\" and (\$n|type) == \"number\" then \$c <= 1 + \$n else null end" \
+			"$(target_text matrix-cpu)"
+	done
+done
 row "path switches on a flapping link, ours / naive" flapping \
 	'if (.lowestCost.switches|type) == "number" and (.naive.switches|type) == "number" then "\(.lowestCost.switches) / \(.naive.switches)" else null end' \
-	'if (.lowestCost.switches|type) == "number" and (.naive.switches|type) == "number" then .lowestCost.switches * 10 < .naive.switches else null end' \
-	'ours < naive / 10'
-
+	'if (.lowestCost.switches|type) == "number" and (.naive.switches|type) == "number" then .lowestCost.switches * $t.FLAP_FACTOR < .naive.switches else null end' \
+	"$(target_text flapping)"
 row "redundant failover, packets lost" failover-redundant \
 	'.summary.lostPackets | if type == "number" then "\(.) packets over the cuts" else null end' \
-	'.summary.lostPackets as $l | if ($l|type) == "number" then $l == 0 else null end' \
-	'0'
+	'.summary.lostPackets as $l | if ($l|type) == "number" then $l <= $t.REDUNDANT_LOST else null end' \
+	"$(target_text redundant-lost)"
 # Over the cuts of failback-tcp (20 in the full run) with redundant sending.
 row "redundant TCP goodput dip at a cut, p95" failback-tcp-redundant \
 	'.summary.cutDipMs.p95 | if type == "number" then "\(.) ms" else null end' \
-	'.summary.cutDipMs.p95 as $d | if ($d|type) == "number" then $d < 100 else null end' \
-	'< 100 ms'
+	'.summary.cutDipMs.p95 as $d | if ($d|type) == "number" then $d < $t.REDUNDANT_DIP_MS else null end' \
+	"$(target_text redundant-dip)"
 row "hub CPU per 1000 directed paths" scale-star \
 	'.summary as $s | $s.hubCpuPercentPer1000Paths | if type == "number" then "\(.*100|round/100) % of a core (measured at \($s.hubPaths) paths)" else null end' \
-	'.summary.hubCpuPercentPer1000Paths as $c | if ($c|type) == "number" then $c < 5 else null end' \
-	'< 5 % of a core'
+	'.summary.hubCpuPercentPer1000Paths as $c | if ($c|type) == "number" then $c < $t.HUB_CPU_PERCENT else null end' \
+	"$(target_text hub-cpu)"
 row "TCP goodput dip after a restore, p95" failback-tcp \
 	'.summary.dipMs.p95 | if type == "number" then "\(.) ms" else null end' \
-	'.summary.dipMs.p95 as $d | if ($d|type) == "number" then $d < 100 else null end' \
-	'< 100 ms'
-# A reordering burst is hundreds of segments (154 to 1040 per restore
-# before moves waited for a flowlet boundary); 10 allows for a loss or two.
+	'.summary.dipMs.p95 as $d | if ($d|type) == "number" then $d < $t.FAILBACK_DIP_MS else null end' \
+	"p95 < $TARGET_FAILBACK_DIP_MS ms"
 row "retransmits after a restore, p95" failback-tcp \
 	'.summary as $s | $s.retransmitsPerRestore.p95 | if type == "number" and ($s.baselineRetransmitsPerWindow|type) == "number" then "\(.) segments (one path: \($s.baselineRetransmitsPerWindow))" else null end' \
-	'.summary as $s | $s.retransmitsPerRestore.p95 as $r | if ($r|type) == "number" and ($s.baselineRetransmitsPerWindow|type) == "number" then $r <= $s.baselineRetransmitsPerWindow + 10 else null end' \
-	'<= one-path baseline + 10'
-
-# Aggressive timers (issue 13 item 3). 20 ms: the 67 ms measured before
-# the jitter margin and stall discount, with 3 ms for the run's noise.
-row "detection at interval 20ms: failover median" failover-interval-20ms \
+	'.summary as $s | $s.retransmitsPerRestore.p95 as $r | if ($r|type) == "number" and ($s.baselineRetransmitsPerWindow|type) == "number" then $r <= $s.baselineRetransmitsPerWindow + $t.FAILBACK_RETRANSMITS_SLACK else null end' \
+	"<= one-path baseline + $TARGET_FAILBACK_RETRANSMITS_SLACK"
+# Aggressive timers: on a link with no added delay, fixed targets.
+row "detection at interval 20ms, no added delay: failover median" failover-interval-20ms \
 	'.summary.interruptionMs.p50 | if type == "number" then "\(.) ms" else null end' \
-	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" and .settings.wan.ab == "0ms" then $m <= 70 else null end' \
-	'median <= 70 ms'
-row "detection at interval 10ms: failover median" failover-interval-10ms \
+	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" and .settings.wan.ab == "0ms" then $m <= $t.INTERVAL_20MS_MS else null end' \
+	"$(target_text interval-20ms)"
+row "detection at interval 10ms, no added delay: failover median" failover-interval-10ms \
 	'.summary.interruptionMs.p50 | if type == "number" then "\(.) ms" else null end' \
-	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" and .settings.wan.ab == "0ms" then $m <= 40 else null end' \
-	'median <= 40 ms'
+	'.summary.interruptionMs.p50 as $m | if ($m|type) == "number" and .settings.wan.ab == "0ms" then $m <= $t.INTERVAL_10MS_MS else null end' \
+	"$(target_text interval-10ms)"
+# On the WAN link (an added delay): against the detector's physical limit.
+for iv in 20ms 10ms; do
+	row "detection at interval $iv on the WAN link: failover median vs the limit" "failover-interval-$iv-wan" \
+		'.summary as $s | if ($s.interruptionMs.p50|type) == "number" and ($s.detectBound.ms|type) == "number" then "\($s.interruptionMs.p50) ms (limit \($s.detectBound.ms) ms: \($s.detectBound.detectMs) + RTT \($s.detectBound.rttMs) + margin \($s.detectBound.jitterMarginMs))" else null end' \
+		'.summary as $s | if ($s.interruptionMs.p50|type) == "number" and ($s.detectBound.ms|type) == "number" and .settings.wan.ab != "0ms" then $s.interruptionMs.p50 <= $s.detectBound.ms + $t.DETECT_SLACK_MS else null end' \
+		"$(target_text detect-wan)"
+done
 # A switch is false when the link delivered the probes in time; switches
 # while the emulator itself ran late are reported, not gated.
 row "false switches at interval 20ms (idle, jitter, CPU load)" timers \
 	'.summary as $s | if ($s.falseSwitches|type) == "object" and ($s.falseSwitches|has("idle") and has("jitter") and has("load")) then "idle \($s.falseSwitches.idle), jitter \($s.falseSwitches.jitter), load \($s.falseSwitches.load) (with the link late: \([$s.linkLateSwitches[]] | add // 0))" else null end' \
-	'.summary.falseSwitches as $f | if ($f|type) == "object" and ($f|has("idle") and has("jitter") and has("load")) and ([$f[]] | all(type == "number")) then ([$f[]] | add) == 0 else null end' \
-	'0 in each case'
+	'.summary.falseSwitches as $f | if ($f|type) == "object" and ($f|has("idle") and has("jitter") and has("load")) and ([$f[]] | all(type == "number")) then ([$f[]] | add) <= $t.FALSE_SWITCHES else null end' \
+	"$(target_text timers)"
+# The soak: a quick run is the smoke (no leak verdict), a full one has it.
+row "soak: lost outside windows, TCP reset, leftovers$([ "$M" = full ] && echo ", leak verdict")" soak \
+	'.summary as $s | if ($s.lostOutsideWindows|type) == "number" and ($s.leftovers|type) == "number" then "\($s.lostOutsideWindows) lost, reset \($s.tcpReset), \($s.leftovers) left, restarts not up \($s.restartsNotUp), reloads rejected \($s.reloadErrors), leak \($s.leakVerdict) (\(.settings.minutes // "?") min)" else null end' \
+	"$(jq -n --arg m "$M" '$m')"' as $m | .summary as $s | if ($s.lostOutsideWindows|type) == "number" and ($s.leftovers|type) == "number" and ($s.tcpReset|type) == "boolean" then $s.lostOutsideWindows <= $t.SOAK_LOST and ($s.tcpReset | not) and $s.leftovers == 0 and ($s.restartsNotUp // 1) == 0 and ($s.reloadErrors // 1) == 0 and (if $m == "full" then $s.leakVerdict == "flat" else ($s.leakVerdict == "flat" or $s.leakVerdict == "skipped") end) else null end' \
+	"$(if [ "$M" = full ]; then target_text soak; else target_text soak-smoke; fi)"
 
 if [ $bad != 0 ]; then
 	echo "gate: FAILED ($M results in $R)"

@@ -2,8 +2,8 @@
 # perf/run-all.sh quick|full: every scenario, each with its own time
 # budget, results under perf/results/ as <scenario>-<mode>.json and .png,
 # then the results table (perf/table.sh) and the gate (perf/gate.sh).
-# `make perf` runs full (budgets of about 92 minutes), `make perf-quick` quick (about
-# 16 minutes).
+# `make perf` runs full (budgets of about 153 minutes), `make perf-quick` quick (about
+# 33 minutes).
 #
 # Everything is built first, outside any budget: the WAN emulator
 # (bin/wanem), stock wireguard-go (perf/.bin) and the scale test binary
@@ -81,6 +81,8 @@ quick)
 	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8
 	scenario 40 failover-tcp FT_SECONDS=12 FT_CUT_AT=4 FT_RESTORE_AT=8
 	scenario 75 throughput TP_RUNS=2 TP_SECONDS=3
+	scenario 540 matrix MX_ROUNDS=3 MX_SECONDS=3 MX_SIDE_ROUNDS=2
+	scenario 40 ceiling CEIL_COUNT=3
 	scenario 55 flapping FLAP_SECONDS=20
 	scenario 35 wanem-ceiling CEIL_RUNS=2 CEIL_SECONDS=3
 	scenario 60 scale "SCALE_RELAYS=4 8" SCALE_SECONDS=8
@@ -90,7 +92,10 @@ quick)
 	scenario 50 failback-tcp FB_RESTORES=3 FB_LEAD=5 RESULT=redundant-quick "PERF_HEALTH={redundancy: duplicate}"
 	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 WAN_AB_DELAY=0ms RESULT=interval-20ms-quick "PERF_HEALTH={interval: 20ms}"
 	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 WAN_AB_DELAY=0ms RESULT=interval-10ms-quick "PERF_HEALTH={interval: 10ms}"
+	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 RESULT=interval-20ms-wan-quick "PERF_HEALTH={interval: 20ms}"
+	scenario 90 failover FAILOVER_CUTS=5 FAILOVER_SPACING=8 RESULT=interval-10ms-wan-quick "PERF_HEALTH={interval: 10ms}"
 	scenario 150 timers TIMERS_SECONDS=30
+	scenario 180 soak SOAK_MINUTES=2 SOAK_LEAK=0
 	;;
 full)
 	scenario 150 latency LAT_COUNT=600
@@ -99,6 +104,8 @@ full)
 	scenario 150 failover FAILOVER_CUTS=10 RESULT=probe-50ms "PERF_HEALTH={interval: 50ms, idleInterval: 250ms}"
 	scenario 180 failover FAILOVER_CUTS=10 FAILOVER_SPACING=12 RESULT=probe-200ms "PERF_HEALTH={interval: 200ms, idleInterval: 1s}"
 	scenario 450 throughput TP_RUNS=5 TP_SECONDS=8
+	scenario 1500 matrix
+	scenario 60 ceiling CEIL_COUNT=5
 	scenario 280 flapping FLAP_SECONDS=120
 	scenario 150 wanem-ceiling CEIL_RUNS=5 CEIL_SECONDS=5
 	scenario 120 scale "SCALE_RELAYS=5 10 20" SCALE_SECONDS=20
@@ -113,6 +120,7 @@ full)
 	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-20ms-wan-full "PERF_HEALTH={interval: 20ms}"
 	scenario 300 failover FAILOVER_CUTS=20 RESULT=interval-10ms-wan-full "PERF_HEALTH={interval: 10ms}"
 	scenario 1900 timers TIMERS_SECONDS=600
+	scenario 720 soak SOAK_MINUTES=10
 	;;
 esac
 

@@ -2,6 +2,7 @@
 # perf/table.sh [MODE]: the results table (markdown) from
 # perf/results/*-MODE.json (default: quick).
 source "$(dirname "$0")/lib.sh"
+source "$PERF_ROOT/targets.sh"
 M=${1:-quick}
 R=$PERF_RESULTS
 f() { if [ -f "$R/$1-$M.json" ]; then echo "$R/$1-$M.json"; fi; }
@@ -13,8 +14,9 @@ any=${lat:-${fo:-${tp:-${fl:-${ce:-$ft}}}}}
 sc=$(f scale) red=$(f failover-redundant) redtcp=$(f failback-tcp-redundant) st=$(f scale-star)
 fb=$(f failback-tcp) fbc=$(f failback-tcp-control) fbb=$(f failback-tcp-bbr)
 tm=$(f timers) i20=$(f failover-interval-20ms) i10=$(f failover-interval-10ms)
+mx=$(f matrix) cl=$(f ceiling) sk=$(f soak)
 i20w=$(f failover-interval-20ms-wan) i10w=$(f failover-interval-10ms-wan)
-any=${any:-${sc:-${red:-${redtcp:-${st:-${fb:-${tm:-${i20:-$i10}}}}}}}}
+any=${any:-${sc:-${red:-${redtcp:-${st:-${fb:-${tm:-${i20:-${i10:-${mx:-${cl:-$sk}}}}}}}}}}}
 [ -n "$any" ] || die "no results for mode $M in $R"
 # Every result names the commit it was measured at; list them all, so a
 # table mixing commits, or dirty trees, says so.
@@ -34,49 +36,54 @@ if [ -n "$lat" ]; then
 fi
 if [ -n "$tp" ]; then
 	for k in veth wireguard-go relay-tun relay-tun-translated relay-netstack wireguard-go-offload relay-tun-offload limited-direct limited-consumer; do
-		echo "| TCP goodput $k (median) | $(fmt ".mbps[\"$k\"] | if . then \"\(.p50|round) Mbit/s (n=\(.n), \(.min|round)..\(.max|round))\" else null end" "$tp") | |"
+		jq -e ".mbps[\"$k\"]" "$tp" >/dev/null 2>&1 || continue
+		case $k in
+		limited-*) cond=$(jq -r '.settings.limited | "rate-limited WAN, ab \(.ab), ac \(.ac), cb \(.cb)"' "$tp") ;;
+		*-offload) cond="plain veth, offloads off, sender in A's namespace, MTU $(jq -r .settings.unlimitedMtu "$tp")" ;;
+		*) cond="plain veth, offloads off, sender in pod-a, MTU $(jq -r .settings.unlimitedMtu "$tp")" ;;
+		esac
+		echo "| TCP goodput $k ($cond), median | $(fmt ".mbps[\"$k\"] | if . then \"\(.p50|round) Mbit/s (n=\(.n), \(.min|round)..\(.max|round))\" else null end" "$tp") | |"
 	done
-	echo "| relay TUN / stock wireguard-go (medians) | $(fmt '.relayTunVsWireguardGoP50' "$tp") | ≥ 1.0 |"
-	echo "| relay TUN / stock wireguard-go, offloads on: sender in A's namespace (medians) | $(fmt '.relayTunVsWireguardGoOffloadP50' "$tp") | ≥ 1.0 |"
 fi
 probes=()
 [ "$M" != full ] || probes=("$R"/failover-probe-*.json) # make perf runs the probe variants
 for fo in "$R/failover-$M.json" "${probes[@]}"; do
 	[ -f "$fo" ] || continue
-	echo "| failover $(jq -r '.name' "$fo") ($(jq -r '.settings.health | if . == "" then "default probes: 100ms x 3" else . end' "$fo")): interruption median / p95 / max over $(jq -r .settings.cuts "$fo") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$fo") | median ≤ 350 ms |"
+	echo "| failover $(jq -r '.name' "$fo") ($(jq -r '.settings.health | if . == "" then "default probes: 100ms x 3" else . end' "$fo")): interruption median / p95 / max over $(jq -r .settings.cuts "$fo") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$fo") | $(target_text failover) |"
 	echo "| failover $(jq -r '.name' "$fo"): failback after restore, median | $(fmt '"\(.summary.failbackAfterRestoreMs.p50) ms; packets lost at failback: max gap \(.summary.failbackInterruptionMaxMs) ms"' "$fo") | |"
 done
-# The gated rows run on a direct link with no added delay (the issue's
-# setup); the -wan rows on the testbed's 10 ms, for reference.
-for x in $i20 $i10 $i20w $i10w; do
-	echo "| failover at \`$(jq -r .settings.health "$x")\` (detect $(jq -r '.settings.health | capture("interval: (?<i>[0-9]+)ms").i | tonumber * 3' "$x") ms), direct link $(jq -r '.settings.wan.ab // "10ms"' "$x") one way: interruption median / p95 / max over $(jq -r .settings.cuts "$x") cuts | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$x") | $(jq -r 'if (.name|test("-wan-")) then "" elif (.settings.health|test("10ms")) then "median ≤ 40 ms" else "median ≤ 70 ms" end' "$x") |"
+# The interval rows: on a direct link with no added delay against fixed
+# targets, and on the testbed's 10 ms WAN link against the detector's
+# physical limit (detect time + one RTT + jitter margin).
+for x in $i20 $i10 $(f failover-interval-20ms-wan) $(f failover-interval-10ms-wan); do
+	echo "| failover at \`$(jq -r .settings.health "$x")\` (detect $(jq -r '.settings.health | capture("interval: (?<i>[0-9]+)ms").i | tonumber * 3' "$x") ms), direct link $(jq -r '.settings.wan.ab // "10ms"' "$x") one way: interruption median / p95 / max over $(jq -r .settings.cuts "$x") cuts$(jq -r 'if .summary.detectBound.ms then "; the limit: detect \(.summary.detectBound.detectMs) + RTT \(.summary.detectBound.rttMs) + jitter margin \(.summary.detectBound.jitterMarginMs) = \(.summary.detectBound.ms) ms" else "" end' "$x") | $(fmt '"\(.summary.interruptionMs.p50) / \(.summary.interruptionMs.p95) / \(.summary.interruptionMs.max) ms"' "$x") | $(jq -r 'if (.name|test("-wan-")) then "wan" elif (.settings.health|test("10ms")) then "10" else "20" end' "$x" | sed "s/^wan$/$(target_text detect-wan)/; s/^10$/$(target_text interval-10ms)/; s/^20$/$(target_text interval-20ms)/") |"
 done
 if [ -n "$tm" ]; then
 	jq -r --arg na "$na" '.settings.secondsPerCase as $s | .cases | to_entries[] | .value |
-		"| path switches at `interval: 20ms`, \(.case)\(if .load then " (\(.load))" else "" end), \($s) s: false (link in time) / with the link late; relay A wake delay over 5 ms, p99; stalls | \(.falseSwitches) / \(.linkLateSwitches); \(.schedule.a.wake.over5ms*1000|round/10) %, ≤ \(.schedule.a.wake.p99LeMs // "> 1000") ms; \(.schedule.a.stalls) (\(.schedule.a.stallSeconds) s) | 0 false |"' "$tm" 2>/dev/null ||
+		"| path switches at `interval: 20ms`, \(.case)\(if .load then " (\(.load))" else "" end), \($s) s: false (link in time) / with the link late; relay A wake delay over 5 ms, p99; stalls | \(.falseSwitches) / \(.linkLateSwitches); \(.schedule.a.wake.over5ms*1000|round/10) %, ≤ \(.schedule.a.wake.p99LeMs // "> 1000") ms; \(.schedule.a.stalls) (\(.schedule.a.stallSeconds) s) | '"$(target_text timers)"' |"' "$tm" 2>/dev/null ||
 		echo "| timers | $na | |"
 fi
 if [ -n "$ft" ]; then
 	echo "| TCP goodput dip at a cut ($(jq -r '.settings.congestionControl // "the machine'"'"'s congestion control"' "$ft")): duration, min (iperf3, 100 ms intervals; below 10% of the pre-cut median $(fmt '.dip.preCutMedianMbps|round' "$ft") Mbit/s) | $(fmt '"\(.dip.durationMs) ms, \(.dip.minMbps) Mbit/s; after the restore \(.failbackDip.durationMs) ms; relay A failed back \((.switches[] | select(.reason=="failback") | .atS) - .restoreAtS | . * 1000 | round) ms after it"' "$ft") | |"
 fi
 for x in $fb $fbc $fbb; do
-	echo "| TCP after a restore$(jq -r 'if .settings.control then " (control: no cut, one path)" else "" end' "$x"), $(jq -r '"\(.settings.restores) windows of \(.settings.settleS) s, flow paced at \(.settings.rate), \(.settings.congestionControl // "the machine'"'"'s congestion control")"' "$x"): goodput dip p50 / p95 / max; retransmits per window p50 / max (one-path baseline); reordering seen by the sender | $(fmt '"\(.summary.dipMs.p50) / \(.summary.dipMs.p95) / \(.summary.dipMs.max) ms; \(.summary.retransmitsPerRestore.p50) / \(.summary.retransmitsPerRestore.max) (\(.summary.baselineRetransmitsPerWindow)); \([.restores[].tcp.TcpExtTCPSACKReorder // 0] | add) SACK reorder events"' "$x") | $(jq -r 'if .settings.congestionControl == "bbr" then "none (BBR decays on the slower path, docs/failover.md)" else "p95 < 100 ms, retransmits ≤ one path" end' "$x") |"
+	echo "| TCP after a restore$(jq -r 'if .settings.control then " (control: no cut, one path)" else "" end' "$x"), $(jq -r '"\(.settings.restores) windows of \(.settings.settleS) s, flow paced at \(.settings.rate), \(.settings.congestionControl // "the machine'"'"'s congestion control")"' "$x"): goodput dip p50 / p95 / max; retransmits per window p50 / max (one-path baseline); reordering seen by the sender | $(fmt '"\(.summary.dipMs.p50) / \(.summary.dipMs.p95) / \(.summary.dipMs.max) ms; \(.summary.retransmitsPerRestore.p50) / \(.summary.retransmitsPerRestore.max) (\(.summary.baselineRetransmitsPerWindow)); \([.restores[].tcp.TcpExtTCPSACKReorder // 0] | add) SACK reorder events"' "$x") | $(jq -r --arg t "$(target_text failback)" 'if .settings.congestionControl == "bbr" then "none (BBR decays on the slower path, docs/failover.md)" elif .settings.control then "" else $t end' "$x") |"
 done
 if [ -n "$fb" ]; then
 	echo "| TCP goodput dip at a cut, one path at a time (no redundant sending), $(jq -r '"\(.settings.restores) cuts"' "$fb"): p50 / p95 / max | $(fmt '.summary.cutDipMs | if . then "\(.p50) / \(.p95) / \(.max) ms" else null end' "$fb") | |"
 fi
 if [ -n "$red" ]; then
-	echo "| failover with \`redundancy: duplicate\` (a 5 ms ping stream over $(jq -r .settings.cuts "$red") cuts of direct): packets lost / interruption median, max | $(fmt '"\(.summary.lostPackets) / \(.summary.interruptionMs.p50), \(.summary.interruptionMs.max) ms"' "$red") | 0 lost |"
+	echo "| failover with \`redundancy: duplicate\` (a 5 ms ping stream over $(jq -r .settings.cuts "$red") cuts of direct): packets lost / interruption median, max | $(fmt '"\(.summary.lostPackets) / \(.summary.interruptionMs.p50), \(.summary.interruptionMs.max) ms"' "$red") | $(target_text redundant-lost) |"
 fi
 if [ -n "$redtcp" ]; then
-	echo "| TCP goodput dip at a cut with \`redundancy: duplicate\`, $(jq -r '"\(.settings.restores) cuts, flow paced at \(.settings.rate), \(.settings.congestionControl)"' "$redtcp") (below 10% of the pre-cut median): p50 / p95 / max; after the restores p95; retransmits per window p95 | $(fmt '"\(.summary.cutDipMs.p50) / \(.summary.cutDipMs.p95) / \(.summary.cutDipMs.max) ms; \(.summary.dipMs.p95) ms; \(.summary.retransmitsPerRestore.p95)"' "$redtcp") | p95 < 100 ms |"
+	echo "| TCP goodput dip at a cut with \`redundancy: duplicate\`, $(jq -r '"\(.settings.restores) cuts, flow paced at \(.settings.rate), \(.settings.congestionControl)"' "$redtcp") (below 10% of the pre-cut median): p50 / p95 / max; after the restores p95; retransmits per window p95 | $(fmt '"\(.summary.cutDipMs.p50) / \(.summary.cutDipMs.p95) / \(.summary.cutDipMs.max) ms; \(.summary.dipMs.p95) ms; \(.summary.retransmitsPerRestore.p95)"' "$redtcp") | $(target_text redundant-dip) |"
 fi
 if [ -n "$st" ]; then
-	jq -r '.runs[] | "| scale, one relay with \(.peers) idle peers x \(.pathsPerPeer) paths (\(.hubPaths) directed paths), hub process alone: CPU / per 1000 paths / probes per path | \(.hubCpuPercent*100|round/100) % of a core / \(.hubCpuPercentPer1000Paths*100|round/100) % / \(.hubProbesPerSecondPerPath*100|round/100) req/s | < 5 % at 1000 paths |"' "$st" 2>/dev/null ||
+	jq -r '.runs[] | "| scale, one relay with \(.peers) idle peers x \(.pathsPerPeer) paths (\(.hubPaths) directed paths), hub process alone: CPU / per 1000 paths / probes per path | \(.hubCpuPercent*100|round/100) % of a core / \(.hubCpuPercentPer1000Paths*100|round/100) % / \(.hubProbesPerSecondPerPath*100|round/100) req/s | '"$(target_text hub-cpu)"' |"' "$st" 2>/dev/null ||
 		echo "| scale-star | $na | |"
 fi
 if [ -n "$fl" ]; then
-	echo "| path switches, flapping direct link ($(jq -r .settings.seconds "$fl") s): ours / naive | $(fmt '"\(.lowestCost.switches) / \(.naive.switches) (stream loss \(.lowestCost.stream.loss) / \(.naive.stream.loss))"' "$fl") | ours ≪ naive |"
+	echo "| path switches, flapping direct link ($(jq -r .settings.seconds "$fl") s): ours / naive | $(fmt '"\(.lowestCost.switches) / \(.naive.switches) (stream loss \(.lowestCost.stream.loss) / \(.naive.stream.loss))"' "$fl") | $(target_text flapping) |"
 fi
 if [ -n "$ce" ]; then
 	echo "| wanem ceiling, TCP (veth for reference) | $(fmt '"\(.tcpMbps.wanem.p50|round) Mbit/s (\(.tcpMbps.veth.p50|round))"' "$ce") | above any emulated rate |"
@@ -85,4 +92,44 @@ fi
 if [ -n "$sc" ]; then
 	jq -r '.runs[] | "| scale, \(.relays) netstack relays in one process (full mesh, 2 paths per peer, \(.paths) directed paths): CPU per relay / RSS per relay / probe traffic per path | \(.cpuPercentPerRelay*100|round/100) % of a core / \(.rssPerRelayMB*10|round/10) MB / \(.wireBytesPerSecondPerPath|round) B/s (requests and replies on the wire) | |"' "$sc" 2>/dev/null ||
 		echo "| scale | $na | |"
+fi
+if [ -n "$sk" ]; then
+	echo "| soak, $(jq -r '"\(.settings.minutes) min: bulk TCP and a 5 ms UDP stream, the direct link cut every 10 s, a reload every 30 s, a relay killed every 2 min"' "$sk"): datagrams lost outside the cut and kill windows / TCP reset / left after the last stop / leak verdict | $(fmt '.summary | "\(.lostOutsideWindows) / \(.tcpReset) / \(.leftovers) / \(.leakVerdict)"' "$sk") | $(if [ "$M" = full ]; then target_text soak; else target_text soak-smoke; fi) |"
+fi
+if [ -n "$cl" ]; then
+	echo "| this machine's ceiling for a tunnel pair on its $(jq -r .cores "$cl") cores: ChaCha20-Poly1305 seal + open of a 1400-byte packet, one core; TUN write + read per packet, no crypto, one packet per call / batched; goodput bound by the cipher alone / with one TUN crossing per packet / batched (perf/scenarios/ceiling.sh: UDP sockets and queues excluded) | $(fmt '"\(.aead.nsPerPacket | round) ns (\(.aead.bytesPerSecondPerCore / 1e6 | round) MB/s per core); \(.tun.nsPerPacket | round) / \(.tun.variants.vnethdrBatch.nsPerPacket // null | if . then round else "-" end) ns; \(.ceilingMbps | round) / \(.ceilingWithTunMbps | round) / \(.ceilingWithTunBatchedMbps // null | if . then round else "-" end) Mbit/s"' "$cl") | upper bound |"
+fi
+
+# The throughput matrix: a table of its own, one row per cell.
+if [ -n "$mx" ]; then
+	ceil=$( [ -n "$cl" ] && jq -r .ceilingMbps "$cl" || echo null)
+	echo
+	echo "Throughput matrix ($(jq -r '.settings | "\(.link), MTU \(.mtu), \(.rounds) rounds of \(.secondsPerRun) s, order rotated every round, each tunnel in processes of its own"' "$mx")): TCP goodput, median Mbit/s; the relay's ratio to stock wireguard-go in the same round, median (range); CPU seconds per GB received, tunnel processes at A + B, medians; goodput as a share of the ceiling ($( [ "$ceil" = null ] && echo "not measured" || echo "$(printf '%.0f' "$ceil") Mbit/s, the cipher alone")). $(jq -r 'if .noise.mbps == null then "No noise figure: the run had no second stock run." else "Two identical stock runs differed by up to \(.noise.mbps * 1000 | round / 10) % in goodput and \(.noise.cpu * 1000 | round / 10) % in CPU per GB (the noise)." end' "$mx")"
+	echo
+	echo "| underlay offloads | sender | stock wireguard-go | relay --sockets std | relay | relay / stock | relay --sockets std / stock | CPU s/GB stock / std / relay | share of ceiling stock / relay | target |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	jq -r --argjson ceil "$ceil" --arg tgt "$(target_text matrix); CPU $(target_text matrix-cpu)" '
+		def mb: if . == null then "-" else round | tostring end;
+		def rr: if . == null or .p50 == null then "-" else "\(.p50) (\(.min)..\(.max))" end;
+		def cs: if . == null then "-" else (.total / 1000 * 100 | round / 100 | tostring) end;
+		def share: if . == null or $ceil == null then "-" else (. / $ceil * 100 | round | tostring) + " %" end;
+		.cells[] | .tunnels as $t |
+		"| \(.offloads) | \(.sender) | \($t["wireguard-go"].mbps.p50 | mb) | \($t["relay-std"].mbps.p50 | mb) | \($t.relay.mbps.p50 | mb) | \($t.relay.vsStock.mbps | rr) | \($t["relay-std"].vsStock.mbps | rr) | \($t["wireguard-go"].cpuMsPerGB | cs) / \($t["relay-std"].cpuMsPerGB | cs) / \($t.relay.cpuMsPerGB | cs) | \($t["wireguard-go"].mbps.p50 | share) / \($t.relay.mbps.p50 | share) | \($tgt) |"' "$mx" 2>/dev/null || echo "| matrix | $na |"
+	if jq -e '.flows | length > 0' "$mx" >/dev/null 2>&1; then
+		echo
+		echo "Parallel TCP flows from pod-a (underlay offloads at their defaults, $(jq -r .settings.sideRounds "$mx") rotated rounds): goodput, median Mbit/s (ratio to stock in the same round)."
+		echo
+		echo "| flows | stock wireguard-go | relay --sockets std | relay |"
+		echo "|---|---|---|---|"
+		jq -r '.flows[] | .tunnels as $t | "| \(.flows) | \($t["wireguard-go"].mbps.p50 | round) | \($t["relay-std"].mbps.p50 // 0 | round) (\($t["relay-std"].vsStock.mbps.p50 // "-")) | \($t.relay.mbps.p50 // 0 | round) (\($t.relay.vsStock.mbps.p50 // "-")) |"' "$mx"
+	fi
+	if jq -e '.udp | length > 0' "$mx" >/dev/null 2>&1; then
+		echo
+		echo "UDP from pod-a at fixed offered rates (underlay offloads at their defaults, $(jq -r .settings.sideRounds "$mx") rotated rounds): packets per second delivered, median, and loss, median %."
+		echo
+		echo "| payload | offered pps | stock wireguard-go | relay --sockets std | relay |"
+		echo "|---|---|---|---|---|"
+		jq -r 'def c: if . == null then "-" else "\(.deliveredPps.p50 | round) (\(.lossPercent.p50) %)" end;
+			.udp[] | .tunnels as $t | "| \(.size) B | \(.pps) | \($t["wireguard-go"] | c) | \($t["relay-std"] | c) | \($t.relay | c) |"' "$mx"
+	fi
 fi

@@ -89,5 +89,72 @@ printf b >"$R/f"
 printf 'relay 1\n\t1 golang.org/x/crypto/chacha20poly1305.chacha20Poly1305Open.abi0 (x)\n\t2 golang.zx2c4.com/wireguard/device.(*Device).RoutineDecryption (x)\n\nrelay 1\n\t1 readMark (x)\n\t2 golang.zx2c4.com/wireguard/device.(*Peer).RoutineSequentialReceiver (x)\n\nrelay 1\n\t1 memmove (x)\n\t2 golang.zx2c4.com/wireguard/device.(*Peer).RoutineSequentialReceiver (x)\n\nrelay 2\n\t1 usleep (x)\n\t2 runtime.sysmon (x)\n' >"$T/script"
 got=$(awk -f "$A/wgprofile.awk" "$T/script" | awk 'NR > 1 {printf "%s %s %s ", $1, $2, $3}')
 [ "$got" = "tun-write 2 2.00 cipher 1 1.00 sysmon 1 1.00 total 4 4.00 " ] || fail "wgprofile.awk: $got"
+got=$(awk -v json=1 -f "$A/wgprofile.awk" "$T/script" | jq -c '[.samples, .cipherShare, .copyShare]')
+[ "$got" = "[4,0.25,0.25]" ] || fail "wgprofile.awk json: $got"
+
+
+# soak-slope.awk (the soak's leak check): samples every 10 s over 10 min,
+# two processes (a restart at 300 s resets the count to a new level: no
+# slope), a 60 s warm-up left out. Flat with +-1 noise says flat; one more
+# every 30 s (120/h) says leak, at 15/h allowed; a growing warm-up alone
+# says flat; too few samples say insufficient.
+soak_series() { awk -v kind="$1" 'BEGIN { for (i = 0; i < 60; i++) { t = i * 10 + 2.5; seg = t < 300 ? 11 : 22; up = t < 300 ? t : t - 300
+	v = 40 + (seg == 22 ? 7 : 0) + (i % 3 == 0); if (kind == "leak") v += int(up / 30); if (kind == "warm" && up < 60) v -= int((60 - up) / 5)
+	printf "%.1f %d %.1f %d\n", t, seg, up, v } }'; }
+got=$(soak_series flat | awk -f "$A/soak-slope.awk" -v warmup=60 -v allowed=15 | jq -r '"\(.verdict) \(.n) \(.segments) \(.slopePerHour | fabs < 15)"')
+[ "$got" = "flat 48 2 true" ] || fail "soak-slope.awk flat: $got"
+got=$(soak_series leak | awk -f "$A/soak-slope.awk" -v warmup=60 -v allowed=15 | jq -r '"\(.verdict) \(.slopePerHour > 100 and .slopePerHour < 140)"')
+[ "$got" = "leak true" ] || fail "soak-slope.awk leak: $got"
+got=$(soak_series warm | awk -f "$A/soak-slope.awk" -v warmup=60 -v allowed=15 | jq -r .verdict)
+[ "$got" = flat ] || fail "soak-slope.awk warm-up: $got"
+got=$(soak_series warm | awk -f "$A/soak-slope.awk" -v warmup=0 -v allowed=15 | jq -r .verdict)
+[ "$got" = leak ] || fail "soak-slope.awk without warm-up: $got"
+got=$(printf '0 1 100 5\n10 1 110 5\n20 1 120 null\n' | awk -f "$A/soak-slope.awk" -v warmup=60 -v allowed=15 | jq -r '"\(.verdict) \(.n)"')
+[ "$got" = "insufficient 0" ] || fail "soak-slope.awk few samples: $got"
+# soak-loss.awk: a datagram every 5 ms from t=100; a cut window
+# 101.0..101.5 (ref 101.0) and a kill window 104.4..104.6 (ref 104.5).
+# Lost: 240..260 (101.2..101.3, in the cut), 500 and 501 (102.5: outside),
+# 900 (104.5: in the kill window, at its ref) and 999 (104.995: outside,
+# the last one). Seq 10 arrives twice.
+awk 'BEGIN { print "# udpstream"; for (s = 0; s < 1000; s++) printf "%d %.6f\n", s, 100 + s * 0.005 }' >"$T/sent"
+awk 'BEGIN { for (s = 0; s < 1000; s++) { if ((s >= 240 && s <= 260) || s == 500 || s == 501 || s == 900 || s == 999) continue; printf "%d %.6f %.6f\n", s, 100 + s * 0.005, 100.01 + s * 0.005; if (s == 10) printf "10 100.050000 100.070000\n" } }' >"$T/received"
+printf 'cut 101.0 101.5 101.0\nkill 104.4 104.6 104.5\n' >"$T/windows"
+got=$(awk -f "$A/soak-loss.awk" "$T/windows" "$T/sent" "$T/received" | jq -c '[.sent, .received, .duplicates, .lost, .lostInWindows, .lostOutsideWindows, [.outside[].seq], [.windows[] | .lost, .lastLossAfterRefMs]]')
+[ "$got" = "[1000,975,1,25,22,3,[500,501,999],[21,300,1,0]]" ] || fail "soak-loss.awk: $got"
+
+# matrix.sh: the rotation check and the paired ratios. Two rounds of two
+# tunnels x two senders; stock at 1000 Mbit/s, the relay at 990 then 1010.
+source "$A/matrix.sh"
+mx() { # ROUND POS SENDER TUNNEL MBPS
+	printf '{"part":"tcp","round":%d,"pos":%d,"offloads":"off","sender":"%s","tunnel":"%s","mbps":%s,"cpuA":400,"cpuB":%s}\n' "$1" "$2" "$3" "$4" "$5" "$([ "$4" = relay ] && echo 420 || echo 400)"
+}
+{ mx 1 0 pod wireguard-go 1000; mx 1 1 relay wireguard-go 1000; mx 1 2 pod relay 990; mx 1 3 relay relay 990
+  mx 2 0 relay relay 1010; mx 2 1 pod relay 1010; mx 2 2 relay wireguard-go 1000; mx 2 3 pod wireguard-go 1000; } >"$T/mx-rotated"
+matrix_rotation "$T/mx-rotated" >/dev/null || fail "matrix_rotation refused rotated rounds: $(matrix_rotation "$T/mx-rotated")"
+got=$(matrix_summary "$T/mx-rotated" | jq -c '[.cells[] | select(.sender == "pod") | .tunnels.relay.vsStock | .mbps.perRound, .mbps.p50, .cpu.p50] + [.noise.mbps]')
+[ "$got" = "[[0.99,1.01],1,1.025,null]" ] || fail "matrix_summary: $got"
+# The same measurements in the same order in both rounds: refused.
+{ mx 1 0 pod wireguard-go 1000; mx 1 1 relay wireguard-go 1000; mx 1 2 pod relay 990; mx 1 3 relay relay 990
+  mx 2 0 pod wireguard-go 1000; mx 2 1 relay wireguard-go 1000; mx 2 2 pod relay 1010; mx 2 3 relay relay 1010; } >"$T/mx-same"
+if why=$(matrix_rotation "$T/mx-same"); then fail "matrix_rotation took unrotated rounds"; fi
+grep -q "round 2 has the order of round 1" <<<"$why" || fail "matrix_rotation's reason: $why"
+# Orders that differ, but one variant always first: refused.
+{ mx 1 0 pod wireguard-go 1000; mx 1 1 relay wireguard-go 1000; mx 1 2 pod relay 990; mx 1 3 relay relay 990
+  mx 2 0 pod wireguard-go 1000; mx 2 1 relay relay 1010; mx 2 2 pod relay 1010; mx 2 3 relay wireguard-go 1000; } >"$T/mx-first"
+if why=$(matrix_rotation "$T/mx-first"); then fail "matrix_rotation took a variant always first"; fi
+grep -q "off/pod/wireguard-go.* at place 1 in every round" <<<"$why" || fail "matrix_rotation's reason: $why"
+# One round is no comparison.
+mx 1 0 pod wireguard-go 1000 >"$T/mx-one"
+if matrix_rotation "$T/mx-one" >/dev/null; then fail "matrix_rotation took a single round"; fi
+
+# failover-lib.sh detect_bound: 20 ms x 3 + the median RTT + min(4 x the
+# median jitter, half the detect time).
+source "$A/failover-lib.sh"
+got=$(jq -nc "$(detect_bound_jq)"' "{interval: 20ms}" | detect_bound([20.4, 20.1, 20.2]; [1, 0.5, 2]) | [.detectMs, .rttMs, .jitterMarginMs, .ms]')
+[ "$got" = "[60,20.2,4,84.2]" ] || fail "detect_bound 20ms: $got"
+got=$(jq -nc "$(detect_bound_jq)"' "{interval: 10ms, detectMultiplier: 5}" | detect_bound([20]; [30]) | [.detectMs, .jitterMarginMs, .ms]')
+[ "$got" = "[50,25,95]" ] || fail "detect_bound capped margin: $got"
+got=$(jq -nc "$(detect_bound_jq)"' "" | detect_bound([]; []) | [.detectMs, .ms]')
+[ "$got" = "[300,null]" ] || fail "detect_bound defaults without samples: $got"
 
 echo "perf/analyze: ok"

@@ -6,31 +6,29 @@
 #             (TP_RATE_AB, TP_RATE_AC, TP_RATE_CB), over the direct path
 #             and over the consumer path (direct link cut), relays in TUN.
 #  unlimited: A and B joined by a plain veth (no emulator, so its ceiling
-#             plays no part), no delay, side by side and interleaved:
-#             plain routing over the veth (the machine's ceiling), stock
-#             wireguard-go at go.mod's version, liqo-relay TUN-TUN,
-#             TUN-TUN with translation, TUN-netstack (B's netstack relay
-#             forwarding to pod-b's iperf3), medians compared. These
-#             senders are in pod-a, so packets reach A's tunnel already
-#             cut to the MTU (offloads are off on every veth).
-#             Offloads on: stock wireguard-go and liqo-relay TUN-TUN again,
-#             with the sender in A's own namespace (iperf3 bound to
-#             $POD_A_GW, inside A's exports): its TCP stack hands TSO/GSO
-#             super-packets to the tunnel's TUN device, which wireguard-go
-#             splits itself (the -offload variants).
+#             plays no part, every offload off), no delay, side by side
+#             and interleaved: plain routing over the veth (the machine's
+#             ceiling), liqo-relay TUN-TUN, TUN-TUN with translation,
+#             TUN-netstack (B's netstack relay forwarding to pod-b's
+#             iperf3), medians compared. These senders are in pod-a, so
+#             packets reach A's tunnel already cut to the MTU. The
+#             comparison with stock wireguard-go, in every underlay and
+#             sender condition, is the throughput matrix (matrix.sh); the
+#             variants wireguard-go, wireguard-go-offload and
+#             relay-tun-offload (sender in A's own namespace) are still
+#             here on request.
 #
 # Env: TP_RUNS (5), TP_SECONDS per run (5), TP_PARTS ("limited unlimited"),
 # TP_MTU device MTU of both tunnels (1420, wireguard-go's default),
-# TP_VARIANTS (every unlimited variant: "veth wireguard-go relay-tun
-# relay-tun-translated relay-netstack wireguard-go-offload
-# relay-tun-offload"), RESULT.
+# TP_VARIANTS (the unlimited variants, "veth relay-tun
+# relay-tun-translated relay-netstack" unless given), RESULT.
 source "$(dirname "$0")/../lib.sh"
 source "$PERF_ROOT/analyze/common.sh"
 
 RUNS=${TP_RUNS:-5}
 SECS=${TP_SECONDS:-5}
 PARTS=${TP_PARTS:-limited unlimited}
-VARIANTS=${TP_VARIANTS:-veth wireguard-go relay-tun relay-tun-translated relay-netstack wireguard-go-offload relay-tun-offload}
+VARIANTS=${TP_VARIANTS:-veth relay-tun relay-tun-translated relay-netstack}
 RATE_AB=${TP_RATE_AB:-200mbit} RATE_AC=${TP_RATE_AC:-100mbit} RATE_CB=${TP_RATE_CB:-100mbit}
 NAME=throughput-${RESULT:-default}
 
