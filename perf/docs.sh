@@ -8,6 +8,10 @@
 # and is replaced whole by what SOURCE produces:
 #
 #   perf/results/table-full.md          perf/table.sh full (make perf writes it)
+#   perf/table.sh full matrix           the throughput matrix's tables from
+#                                       perf/results/matrix-full.json (and the
+#                                       ceiling and profiles beside it)
+#   perf/table.sh full cells            the matrix's cells alone
 #   test/bench/rounds-table.sh          the raw rounds in perf/results/bench-rounds.txt
 #                                       (test/bench/rounds.sh writes them)
 #   test/bench/micro-table.sh           the raw runs in perf/results/bench-micro.txt
@@ -43,6 +47,10 @@ splice() {
 }
 
 splice perf/README.md perf/results/table-full.md "$ROOT/perf/results/table-full.md"
+PERF_RESULTS=$ROOT/perf/results "$ROOT/perf/table.sh" full matrix >"$T/matrix.md"
+splice docs/performance.md "perf/table.sh full matrix" "$T/matrix.md"
+PERF_RESULTS=$ROOT/perf/results "$ROOT/perf/table.sh" full cells >"$T/cells.md"
+splice README.md "perf/table.sh full cells" "$T/cells.md"
 "$ROOT/test/bench/rounds-table.sh" "$ROOT/perf/results/bench-rounds.txt" >"$T/rounds.md"
 splice docs/performance.md test/bench/rounds-table.sh "$T/rounds.md"
 "$ROOT/test/bench/micro-table.sh" "$ROOT/perf/results/bench-micro.txt" >"$T/micro.md"

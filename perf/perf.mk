@@ -13,7 +13,7 @@
 # print the table, and end with the gate (perf/gate.sh): non-zero when a
 # headline figure misses its target. perf refuses a dirty tree when it
 # writes the committed perf/results/ (PERF_RESULTS=DIR writes elsewhere).
-PERF_DEBS := iproute2 iputils-ping iperf3 jq curl gnuplot-nox wireguard-tools ethtool
+PERF_DEBS := iproute2 iputils-ping iperf3 jq curl gnuplot-nox wireguard-tools ethtool nftables
 
 .PHONY: perf perf-quick perf-deps perf-down perf-check perf-tools soak
 

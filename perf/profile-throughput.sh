@@ -6,8 +6,10 @@
 # UDP sockets (`run --sockets batch`, the default), the same relay on
 # wireguard-go's StdNetBind (`run --sockets std`), then stock
 # wireguard-go. For each, one iperf3 run from provider-a's own namespace
-# (offloads on; PROF_FROM=pod sends from pod-a, offloads off), and during
-# SECS seconds of it (8):
+# (TSO super-packets reach the TUN; PROF_FROM=pod sends from pod-a, whose
+# veth has offloads off), with the A-B veth's offloads as PERF_AB_OFFLOADS
+# sets them (perf/lib.sh: off, defaults, gso-off; the result records it),
+# and during SECS seconds of it (8):
 #
 #   - `perf record -F 999 -g` on both tunnel processes. This VM has no
 #     hardware PMU (`perf stat -e instructions` is "not supported"), so
@@ -115,11 +117,11 @@ log "recordings in $OUT"
 
 jq -n --arg name "$NAME" --arg when "$(date -u +%FT%TZ)" --argjson machine "$(machine_json)" \
 	--arg cmd "${PERF_COMMAND:-perf/profile-throughput.sh $SECS}" --arg from "$FROM" --argjson secs "$SECS" \
-	--argjson freq "$FREQ" --arg relay "$RELAY" --arg wg "$WG_GO" --arg out "$OUT" \
+	--argjson freq "$FREQ" --arg offloads "$PERF_AB_OFFLOADS" --arg relay "$RELAY" --arg wg "$WG_GO" --arg out "$OUT" \
 	--slurpfile relay_ "$OUT/relay.summary.json" --slurpfile std "$OUT/relay-std.summary.json" \
 	--slurpfile wgo "$OUT/wireguard-go.summary.json" '
 	{scenario: "profile", name: $name, when: $when, command: $cmd, machine: $machine,
-	 settings: {from: $from, secondsProfiled: $secs, frequencyHz: $freq, mtu: 1420, wanAB: "veth",
+	 settings: {from: $from, secondsProfiled: $secs, frequencyHz: $freq, mtu: 1420, wanAB: "veth", underlayOffloads: $offloads,
 	            sampled: "perf record -g -F \($freq) of the cpu-clock software event (no hardware PMU here) on both tunnel processes",
 	            syscalls: "perf stat of syscalls:sys_enter_* tracepoints on both tunnel processes, per MB received",
 	            relay: $relay, wireguardGo: $wg, recordings: $out},

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# perf/table.sh [MODE]: the results table (markdown) from
-# perf/results/*-MODE.json (default: quick).
+# perf/table.sh [MODE [PART]]: the results table (markdown) from
+# perf/results/*-MODE.json (default: quick). PART all (the default) is the
+# whole table; matrix is the throughput matrix's tables alone (its cells,
+# flows, UDP rates and profiles), with the commit they were measured at;
+# cells is its first table alone (perf/docs.sh puts them into
+# docs/performance.md and README.md).
 source "$(dirname "$0")/lib.sh"
 source "$PERF_ROOT/targets.sh"
 M=${1:-quick}
+PART=${2:-all}
+case $PART in all | matrix | cells) ;; *) die "usage: $0 [MODE [all|matrix|cells]]" ;; esac
 R=$PERF_RESULTS
 f() { if [ -f "$R/$1-$M.json" ]; then echo "$R/$1-$M.json"; fi; }
 na="not measured"
@@ -25,6 +31,7 @@ commits=$(for x in "$R"/*-"$M".json "$R"/failover-probe-*.json; do
 	[ "$M" = full ] || [[ $x != */failover-probe-* ]] || continue
 	jq -r '"\(.machine.commit) \(.name) at \(.when), load \(.machine.loadavg | tostring | split(" ")[0])"' "$x"
 done | awk '{c = $1; $1 = ""; sub(/^ /, ""); n[c] = n[c] (n[c] == "" ? "" : ", ") $0} END {for (c in n) print c " (" n[c] ")"}' | sort | paste -sd';' | sed 's/;/; /g')
+if [ "$PART" = all ]; then
 echo "Measured on $(jq -r '"\(.machine.cpus) vCPU \(.machine.cpu), kernel \(.machine.kernel)"' "$any"), with \`$(jq -r .command "$any")\`; commit, time and 1-minute load of each result: $commits."
 echo
 echo "| what | result | target |"
@@ -100,11 +107,13 @@ if [ -n "$cl" ]; then
 	echo "| this machine's ceiling for a tunnel pair on its $(jq -r .cores "$cl") cores: ChaCha20-Poly1305 seal + open of a 1400-byte packet, one core; TUN write + read per packet, no crypto, one packet per call / batched; goodput bound by the cipher alone / with one TUN crossing per packet / batched (perf/scenarios/ceiling.sh: UDP sockets and queues excluded) | $(fmt '"\(.aead.nsPerPacket | round) ns (\(.aead.bytesPerSecondPerCore / 1e6 | round) MB/s per core); \(.tun.nsPerPacket | round) / \(.tun.variants.vnethdrBatch.nsPerPacket // null | if . then round else "-" end) ns; \(.ceilingMbps | round) / \(.ceilingWithTunMbps | round) / \(.ceilingWithTunBatchedMbps // null | if . then round else "-" end) Mbit/s"' "$cl") | upper bound |"
 fi
 
+fi
 # The throughput matrix: a table of its own, one row per cell.
+if [ "$PART" != all ] && [ -z "$mx" ]; then die "no matrix result for mode $M in $R"; fi
 if [ -n "$mx" ]; then
 	ceil=$( [ -n "$cl" ] && jq -r .ceilingMbps "$cl" || echo null)
-	echo
-	echo "Throughput matrix ($(jq -r '.settings | "\(.link), MTU \(.mtu), \(.rounds) rounds of \(.secondsPerRun) s, order rotated every round, each tunnel in processes of its own"' "$mx")): TCP goodput, median Mbit/s; the relay's ratio to stock wireguard-go in the same round, median (range); CPU seconds per GB received, tunnel processes at A + B, medians; goodput as a share of the ceiling ($( [ "$ceil" = null ] && echo "not measured" || echo "$(printf '%.0f' "$ceil") Mbit/s, the cipher alone")). $(jq -r 'if .noise.mbps == null then "No noise figure: the run had no second stock run." else "Two identical stock runs differed by up to \(.noise.mbps * 1000 | round / 10) % in goodput and \(.noise.cpu * 1000 | round / 10) % in CPU per GB (the noise)." end' "$mx")"
+	[ "$PART" != all ] || echo
+	echo "Throughput matrix, measured at commit $(jq -r .machine.commit "$mx") on $(jq -r '"\(.machine.cpus) vCPU \(.machine.cpu)"' "$mx"), $(jq -r .when "$mx"), 1-minute load $(jq -r '.machine.loadavg | split(" ")[0]' "$mx") ($(jq -r '.settings | "\(.link), MTU \(.mtu), \(.rounds) rounds of \(.secondsPerRun) s, order rotated every round, each tunnel in processes of its own"' "$mx")): TCP goodput, median Mbit/s; the relay's ratio to stock wireguard-go in the same round, median (range); CPU seconds per GB received, tunnel processes at A + B, medians; goodput as a share of the ceiling ($( [ "$ceil" = null ] && echo "not measured" || echo "$(printf '%.0f' "$ceil") Mbit/s, the cipher alone")). $(jq -r 'if .noise.mbps == null then "No noise figure: the run had no second stock run." else "Two identical stock runs differed by up to \(.noise.mbps * 1000 | round / 10) % in goodput and \(.noise.cpu * 1000 | round / 10) % in CPU per GB (the noise)." end' "$mx")"
 	echo
 	echo "| underlay offloads | sender | stock wireguard-go | relay --sockets std | relay | relay / stock | relay --sockets std / stock | CPU s/GB stock / std / relay | share of ceiling stock / relay | target |"
 	echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -115,7 +124,7 @@ if [ -n "$mx" ]; then
 		def share: if . == null or $ceil == null then "-" else (. / $ceil * 100 | round | tostring) + " %" end;
 		.cells[] | .tunnels as $t |
 		"| \(.offloads) | \(.sender) | \($t["wireguard-go"].mbps.p50 | mb) | \($t["relay-std"].mbps.p50 | mb) | \($t.relay.mbps.p50 | mb) | \($t.relay.vsStock.mbps | rr) | \($t["relay-std"].vsStock.mbps | rr) | \($t["wireguard-go"].cpuMsPerGB | cs) / \($t["relay-std"].cpuMsPerGB | cs) / \($t.relay.cpuMsPerGB | cs) | \($t["wireguard-go"].mbps.p50 | share) / \($t.relay.mbps.p50 | share) | \($tgt) |"' "$mx" 2>/dev/null || echo "| matrix | $na |"
-	if jq -e '.flows | length > 0' "$mx" >/dev/null 2>&1; then
+	if [ "$PART" != cells ] && jq -e '.flows | length > 0' "$mx" >/dev/null 2>&1; then
 		echo
 		echo "Parallel TCP flows from pod-a (underlay offloads at their defaults, $(jq -r .settings.sideRounds "$mx") rotated rounds): goodput, median Mbit/s (ratio to stock in the same round)."
 		echo
@@ -123,13 +132,29 @@ if [ -n "$mx" ]; then
 		echo "|---|---|---|---|"
 		jq -r '.flows[] | .tunnels as $t | "| \(.flows) | \($t["wireguard-go"].mbps.p50 | round) | \($t["relay-std"].mbps.p50 // 0 | round) (\($t["relay-std"].vsStock.mbps.p50 // "-")) | \($t.relay.mbps.p50 // 0 | round) (\($t.relay.vsStock.mbps.p50 // "-")) |"' "$mx"
 	fi
-	if jq -e '.udp | length > 0' "$mx" >/dev/null 2>&1; then
+	if [ "$PART" != cells ] && jq -e '.udp | length > 0' "$mx" >/dev/null 2>&1; then
 		echo
 		echo "UDP from pod-a at fixed offered rates (underlay offloads at their defaults, $(jq -r .settings.sideRounds "$mx") rotated rounds): packets per second delivered, median, and loss, median %."
 		echo
 		echo "| payload | offered pps | stock wireguard-go | relay --sockets std | relay |"
 		echo "|---|---|---|---|---|"
-		jq -r 'def c: if . == null then "-" else "\(.deliveredPps.p50 | round) (\(.lossPercent.p50) %)" end;
-			.udp[] | .tunnels as $t | "| \(.size) B | \(.pps) | \($t["wireguard-go"] | c) | \($t["relay-std"] | c) | \($t.relay | c) |"' "$mx"
+		jq -r 'def c: if . == null then "-" else "\(.deliveredPps.p50 | round) (\(.lossPercent.p50 * 100 | round / 100) %)" end;
+			.settings.mtu as $mtu |
+			.udp[] | .tunnels as $t | "| \(.size) B\(if .size + 28 > $mtu then " (over the \($mtu)-byte MTU: each datagram goes as two IP fragments)" else "" end) | \(.pps) | \($t["wireguard-go"] | c) | \($t["relay-std"] | c) | \($t.relay | c) |"' "$mx"
 	fi
+fi
+# Where the rest goes: perf/profile-throughput.sh's summaries (RESULT=
+# OFFLOADS-MODE), one round per variant.
+profiles=()
+for x in "$R"/profile-*-"$M".json; do [ -f "$x" ] && profiles+=("$x"); done
+if [ ${#profiles[@]} -gt 0 ] && [ "$PART" != cells ] && [ -n "$mx" ]; then
+	echo
+	echo "Where the CPU goes, one profiled run per variant (perf/profile-throughput.sh; perf record of the cpu-clock event on both tunnel processes, perf stat of the syscalls): goodput; the cipher's and copies' shares of the samples; read / write (TUN) and recvmmsg / sendmmsg (UDP) calls per MB received."
+	echo
+	echo "| underlay offloads, sender | variant | Mbit/s | cipher | copies | TUN read / write per MB | recvmmsg / sendmmsg per MB | commit |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for x in "${profiles[@]}"; do
+		jq -r '.settings as $s | .machine.commit as $c | .variants | to_entries[] |
+			"| \($s.underlayOffloads // "off"), \(if $s.from == "pod" then "pod" else "relay" end) | \(.key) | \(.value.mbps | round) | \(.value.cipherShare * 100 | round) % | \(.value.copyShare * 100 | round) % | \(.value.syscallsPerMB.read | round) / \(.value.syscallsPerMB.write | round) | \(.value.syscallsPerMB.recvmmsg | round) / \(.value.syscallsPerMB.sendmmsg | round) | \($c) |"' "$x" 2>/dev/null || echo "| $(basename "$x") | $na |"
+	done
 fi

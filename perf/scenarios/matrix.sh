@@ -28,6 +28,9 @@
 #  flows  MX_FLOWS parallel TCP flows (iperf3 -P) from pod-a;
 #  udp    UDP from pod-a at fixed offered rates (MX_UDP, SIZE:PPS, payload
 #         bytes and packets per second): packets per second delivered, loss.
+#         A 1400-byte payload is over the 1420-byte tunnel MTU (1400 + 28):
+#         each datagram crosses the tunnels as two IP fragments, as a
+#         sender of such datagrams gets it (the table says so).
 # flows and udp run with the underlay at its defaults, the way a gateway
 # carrying many pods' traffic would see it.
 #

@@ -11,10 +11,16 @@
 #            restored SOAK_CUT_HOLD (5) s later (wanem, both directions);
 #   reloads  SIGHUP to both relays every SOAK_RELOAD_EVERY (30) s, 6 s into
 #            the period (the relay re-reads its unchanged configuration);
-#   kills    every SOAK_KILL_EVERY (120) s one relay, A then B then A...,
-#            SIGKILLed (first at half a period plus 7 s: 67 s, 187 s, ...,
-#            so that a 2-minute run has one) and restarted
-#            SOAK_RESTART_DELAY (1) s later on whatever it left behind;
+#   kills    every SOAK_KILL_EVERY (120) s one relay SIGKILLed (first at
+#            half a period plus 7 s: 67 s, 187 s, ..., so that a 2-minute
+#            run has one) and restarted SOAK_RESTART_DELAY (1) s later on
+#            whatever it left behind. SOAK_KILL_WHO (b) is the relay
+#            killed each time, or "alternate" for A, B, A...: with B the
+#            one killed, A lives the whole soak through its peer's kills,
+#            the reloads and the cuts, and its series are the ones a slow
+#            leak shows in (a process that lives a few minutes has not
+#            reached the high-water mark of its memory; B's lives are
+#            judged too, where they are long enough);
 #   samples  every SOAK_SAMPLE_EVERY (10) s, 2.5 s into the period, per
 #            relay: goroutines (go_goroutines on /metrics), open FDs
 #            (/proc/PID/fd), RSS (VmRSS), routes (`ip route show table
@@ -119,7 +125,8 @@ LEAK=${SOAK_LEAK:-1}
 TCP_RATE=${SOAK_TCP_RATE:-50M}
 CUT_EVERY=${SOAK_CUT_EVERY:-10} CUT_HOLD=${SOAK_CUT_HOLD:-5}
 RELOAD_EVERY=${SOAK_RELOAD_EVERY:-30}
-KILL_EVERY=${SOAK_KILL_EVERY:-120} RESTART_DELAY=${SOAK_RESTART_DELAY:-1}
+KILL_EVERY=${SOAK_KILL_EVERY:-120} RESTART_DELAY=${SOAK_RESTART_DELAY:-1} KILL_WHO=${SOAK_KILL_WHO:-b}
+case $KILL_WHO in a | b | alternate) ;; *) echo "SOAK_KILL_WHO must be a, b or alternate, not $KILL_WHO" >&2; exit 2 ;; esac
 SAMPLE_EVERY=${SOAK_SAMPLE_EVERY:-10}
 WARMUP=${SOAK_WARMUP:-60}
 CUT_GRACE_MS=${SOAK_CUT_GRACE_MS:-500} KILL_GRACE_MS=${SOAK_KILL_GRACE_MS:-1000} KILL_LEAD_MS=${SOAK_KILL_LEAD_MS:-100}
@@ -251,7 +258,10 @@ kill_loop() {
 		due=$(((k - 1) * KILL_EVERY + KILL_EVERY / 2 + 7))
 		# Leave the restart time to come up before the end.
 		[ $((due + 30)) -le "$SECS" ] || break
-		r=$([ $((k % 2)) = 1 ] && echo a || echo b)
+		case $KILL_WHO in
+		alternate) r=$([ $((k % 2)) = 1 ] && echo a || echo b) ;;
+		*) r=$KILL_WHO ;;
+		esac
 		n=$(relay_ns "$r")
 		at "$((T0 + due))"
 		pid=$(relay_pid "$r")
@@ -465,12 +475,12 @@ else
 fi
 
 settings=$(jq -n --argjson min "$SOAK_MINUTES" --argjson leak "$LEAK" --arg rate "$TCP_RATE" --argjson ce "$CUT_EVERY" --argjson ch "$CUT_HOLD" \
-	--argjson re "$RELOAD_EVERY" --argjson ke "$KILL_EVERY" --argjson rd "$RESTART_DELAY" --argjson se "$SAMPLE_EVERY" \
+	--argjson re "$RELOAD_EVERY" --argjson ke "$KILL_EVERY" --arg kw "$KILL_WHO" --argjson rd "$RESTART_DELAY" --argjson se "$SAMPLE_EVERY" \
 	--argjson wu "$WARMUP" --argjson rwu "${SWARMUP[rssMB]}" --argjson cg "$CUT_GRACE_MS" --argjson kg "$KILL_GRACE_MS" --argjson kl "$KILL_LEAD_MS" --arg si "$STREAM_INTERVAL" \
 	--arg health "$PERF_HEALTH" --arg a "$PERF_MODE_A" --arg b "$PERF_MODE_B" --arg relay "$RELAY" --argjson t0 "$T0" \
 	--argjson allowed "$(for s in $SERIES; do echo "{\"$s\":${ALLOWED[$s]}}"; done | jq -s add)" \
 	'{minutes:$min, leakCheck:($leak == 1), tcpRate:$rate, cutEverySeconds:$ce, cutHoldSeconds:$ch, reloadEverySeconds:$re,
-	  killEverySeconds:$ke, restartDelaySeconds:$rd, sampleEverySeconds:$se, warmupSeconds:$wu, rssWarmupSeconds:$rwu, cutGraceMs:$cg, killGraceMs:$kg, killLeadMs:$kl,
+	  killEverySeconds:$ke, killWho:$kw, restartDelaySeconds:$rd, sampleEverySeconds:$se, warmupSeconds:$wu, rssWarmupSeconds:$rwu, cutGraceMs:$cg, killGraceMs:$kg, killLeadMs:$kl,
 	  streamInterval:$si, allowedSlopePerHour:$allowed, health:$health, modeA:$a, modeB:$b, relay:$relay, startedAt:$t0,
 	  conntrack:"nf_conntrack_count in each provider namespace, null where the namespace has none",
 	  wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}}')
