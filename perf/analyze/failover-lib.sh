@@ -56,7 +56,7 @@ def detect_bound($rtts; $jitters):
 	((capture("interval: *(?<v>[0-9.]+m?s)").v | dur_ms) // 100) as $iv |
 	((capture("detectMultiplier: *(?<v>[0-9]+)").v | tonumber) // 3) as $m |
 	($iv * $m) as $d | ($rtts | med) as $rtt | ($jitters | med) as $j |
-	{intervalMs: $iv, multiplier: $m, detectMs: $d, rttMs: $rtt, jitterMs: $j,
+	{intervalMs: $iv, multiplier: $m, detectMs: $d, rttMs: (if $rtt == null then null else $rtt * 100 | round / 100 end), jitterMs: (if $j == null then null else $j * 1000 | round / 1000 end),
 	 jitterMarginMs: (if $j == null then null else [4 * $j, $d / 2] | min end),
 	 ms: (if $rtt == null or $j == null then null else ($d + $rtt + ([4 * $j, $d / 2] | min)) * 10 | round / 10 end)};
 JQ
