@@ -41,7 +41,14 @@
 # the relays' probe timers then run late, and paths go down for want of CPU
 # rather than because of the cuts: the stream's losses would say nothing
 # about reloads and kills. 50 Mbit/s leaves them room (the schedule delay
-# samples show whether it did).
+# samples show whether it did). The kernel paces it (--fq-rate, the
+# socket's pacing cap), not only iperf3 (-b holds the average alone): with
+# -b alone, BBR (this machine's default) paced at up to 1 Gbit/s after its
+# ProbeRTT phase and dumped a backlog of a megabyte or more at once, 36 000
+# packets a second into relay A's TUN queue (500 packets), which the kernel
+# dropped, the stream's datagrams among them, outside any cut. The
+# congestion control is SOAK_TCP_CC (cubic, Linux's default, as
+# failback-tcp.sh has it).
 #
 # It passes when all of these hold:
 #
@@ -102,7 +109,8 @@
 #     all), policy rules, nft ruleset and links of both providers'
 #     namespaces are as they were before the relays first started.
 #
-# Env: SOAK_MINUTES (10), SOAK_LEAK (1), SOAK_TCP_RATE (50M), the periods
+# Env: SOAK_MINUTES (10), SOAK_LEAK (1), SOAK_TCP_RATE (50M), SOAK_TCP_CC
+# (cubic), SOAK_KILL_WHO (b), the periods
 # above, SOAK_STREAM_INTERVAL (5ms), RESULT name suffix (default),
 # RELAY (the relay binary; perf/soak-leak-check.sh points it at a leaky
 # build), PERF_HEALTH and the rest of perf/lib.sh.
@@ -123,6 +131,7 @@ source "$PERF_ROOT/analyze/common.sh"
 SECS=$((SOAK_MINUTES * 60))
 LEAK=${SOAK_LEAK:-1}
 TCP_RATE=${SOAK_TCP_RATE:-50M}
+TCP_CC=${SOAK_TCP_CC:-cubic}
 CUT_EVERY=${SOAK_CUT_EVERY:-10} CUT_HOLD=${SOAK_CUT_HOLD:-5}
 RELOAD_EVERY=${SOAK_RELOAD_EVERY:-30}
 KILL_EVERY=${SOAK_KILL_EVERY:-120} RESTART_DELAY=${SOAK_RESTART_DELAY:-1} KILL_WHO=${SOAK_KILL_WHO:-b}
@@ -375,7 +384,7 @@ sleep 1
 T0=$(date +%s)
 at "$T0"
 log "soak: ${SOAK_MINUTES} min: TCP at $TCP_RATE, a datagram every $STREAM_INTERVAL, cut every ${CUT_EVERY}s for ${CUT_HOLD}s, SIGHUP every ${RELOAD_EVERY}s, a SIGKILL every ${KILL_EVERY}s"
-start pod-a iperf-client iperf3 -c "$POD_B" -t "$SECS" -b "$TCP_RATE" -J --connect-timeout 5000
+start pod-a iperf-client iperf3 -c "$POD_B" -t "$SECS" -b "$TCP_RATE" --fq-rate "$TCP_RATE" -C "$TCP_CC" -J --connect-timeout 5000
 iperf_pid=$(cat "$PERF_STATE/iperf-client.pid")
 cut_loop & pids+=($!)
 reload_loop & pids+=($!)
@@ -474,12 +483,12 @@ else
 		else "skipped" end' "$W/slopes")
 fi
 
-settings=$(jq -n --argjson min "$SOAK_MINUTES" --argjson leak "$LEAK" --arg rate "$TCP_RATE" --argjson ce "$CUT_EVERY" --argjson ch "$CUT_HOLD" \
+settings=$(jq -n --argjson min "$SOAK_MINUTES" --argjson leak "$LEAK" --arg rate "$TCP_RATE" --arg cc "$TCP_CC" --argjson ce "$CUT_EVERY" --argjson ch "$CUT_HOLD" \
 	--argjson re "$RELOAD_EVERY" --argjson ke "$KILL_EVERY" --arg kw "$KILL_WHO" --argjson rd "$RESTART_DELAY" --argjson se "$SAMPLE_EVERY" \
 	--argjson wu "$WARMUP" --argjson rwu "${SWARMUP[rssMB]}" --argjson cg "$CUT_GRACE_MS" --argjson kg "$KILL_GRACE_MS" --argjson kl "$KILL_LEAD_MS" --arg si "$STREAM_INTERVAL" \
 	--arg health "$PERF_HEALTH" --arg a "$PERF_MODE_A" --arg b "$PERF_MODE_B" --arg relay "$RELAY" --argjson t0 "$T0" \
 	--argjson allowed "$(for s in $SERIES; do echo "{\"$s\":${ALLOWED[$s]}}"; done | jq -s add)" \
-	'{minutes:$min, leakCheck:($leak == 1), tcpRate:$rate, cutEverySeconds:$ce, cutHoldSeconds:$ch, reloadEverySeconds:$re,
+	'{minutes:$min, leakCheck:($leak == 1), tcpRate:$rate, tcpPacing:"iperf3 -b and --fq-rate", tcpCongestionControl:$cc, cutEverySeconds:$ce, cutHoldSeconds:$ch, reloadEverySeconds:$re,
 	  killEverySeconds:$ke, killWho:$kw, restartDelaySeconds:$rd, sampleEverySeconds:$se, warmupSeconds:$wu, rssWarmupSeconds:$rwu, cutGraceMs:$cg, killGraceMs:$kg, killLeadMs:$kl,
 	  streamInterval:$si, allowedSlopePerHour:$allowed, health:$health, modeA:$a, modeB:$b, relay:$relay, startedAt:$t0,
 	  conntrack:"nf_conntrack_count in each provider namespace, null where the namespace has none",
