@@ -53,7 +53,7 @@ deps:
 # without the race detector, so that the summary's root-skip count is the
 # last thing printed. Both runs always run; pipefail keeps go test's exit
 # status, and the target fails with the race run's status, else the seeds'.
-# perf-check (no root, seconds) goes first: the benchmark scripts' analysis
+# perf-check (no root, a minute or two) goes first: the benchmark scripts' analysis
 # and gate on synthetic results.
 test: deps build k8s-tools perf-check
 	$(GO) build -o bin/testsummary ./test/cmd/testsummary

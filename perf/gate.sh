@@ -31,7 +31,9 @@ R=${PERF_RESULTS:-$PERF_ROOT/results}
 bad=0
 source "$PERF_ROOT/targets.sh"
 # Every TARGET_* of targets.sh, as $t in the rows' jq: $t.FAILOVER_MS...
-T=$(for v in $(compgen -v TARGET_); do jq -n --arg k "${v#TARGET_}" --argjson v "${!v}" '{($k): $v}'; done | jq -sc add)
+T=$(for v in $(compgen -v TARGET_); do printf '"%s": %s\n' "${v#TARGET_}" "${!v}"; done | paste -sd, | sed 's/.*/{&}/')
+jq -e . <<<"$T" >/dev/null || { echo "gate: perf/targets.sh gives no valid targets: $T"; exit 1; }
+T=$(jq -c --arg m "$M" '. + {MODE: $m}' <<<"$T")
 
 # row NAME FILE JQ_FIGURE JQ_OK TARGET: JQ_FIGURE prints the figure (null
 # if absent), JQ_OK is true when it meets TARGET (the text of target_text);
@@ -65,11 +67,11 @@ for off in $MATRIX_OFFLOADS; do
 		cell=".cells[] | select(.offloads == \"$off\" and .sender == \"$snd\") | .tunnels"
 		row "matrix $off/$snd: relay / stock wireguard-go goodput" matrix \
 			"[$cell | .relay.vsStock.mbps | select(.p50 | type == \"number\") | \"\\(.p50) (\\(.min)..\\(.max))\"][0] // null" \
-			"[$cell | .relay.vsStock.mbps.p50 | select(type == \"number\") | . >= \$t.MATRIX_RATIO][0] // null" \
+			"[$cell | .relay.vsStock.mbps.p50 | select(type == \"number\") | . >= \$t.MATRIX_RATIO][0] as \$ok | if \$ok == null then null else \$ok and (\$t.MODE != \"full\" or (.settings.rounds // 0) >= \$t.MATRIX_MIN_ROUNDS) end" \
 			"$(target_text matrix)"
 		row "matrix $off/$snd: relay / stock wireguard-go CPU per GB" matrix \
 			"[$cell | .relay.vsStock.cpu.p50 | select(type == \"number\")][0] as \$c | .noise.cpu as \$n | if (\$c|type) == \"number\" and (\$n|type) == \"number\" then \"\\(\$c) (noise \\(\$n))\" else null end" \
-			"[$cell | .relay.vsStock.cpu.p50 | select(type == \"number\")][0] as \$c | .noise.cpu as \$n | if (\$c|type) == \"number\" and (\$n|type) == \"number\" then \$c <= 1 + \$n else null end" \
+			"[$cell | .relay.vsStock.cpu.p50 | select(type == \"number\")][0] as \$c | .noise.cpu as \$n | if (\$c|type) == \"number\" and (\$n|type) == \"number\" then \$n <= \$t.MATRIX_MAX_NOISE and \$c <= 1 + \$n else null end" \
 			"$(target_text matrix-cpu)"
 	done
 done
@@ -110,7 +112,7 @@ row "detection at interval 10ms, no added delay: failover median" failover-inter
 # On the WAN link (an added delay): against the detector's physical limit.
 for iv in 20ms 10ms; do
 	row "detection at interval $iv on the WAN link: failover median vs the limit" "failover-interval-$iv-wan" \
-		'.summary as $s | if ($s.interruptionMs.p50|type) == "number" and ($s.detectBound.ms|type) == "number" then "\($s.interruptionMs.p50) ms (limit \($s.detectBound.ms) ms: \($s.detectBound.detectMs) + RTT \($s.detectBound.rttMs) + margin \($s.detectBound.jitterMarginMs))" else null end' \
+		'.summary as $s | if ($s.interruptionMs.p50|type) == "number" and ($s.detectBound.ms|type) == "number" then "\($s.interruptionMs.p50) ms (limit \($s.detectBound.ms) ms: \($s.detectBound.detectMs) + RTT \($s.detectBound.rttMs * 100 | round / 100) + margin \($s.detectBound.jitterMarginMs * 100 | round / 100))" else null end' \
 		'.summary as $s | if ($s.interruptionMs.p50|type) == "number" and ($s.detectBound.ms|type) == "number" and .settings.wan.ab != "0ms" then $s.interruptionMs.p50 <= $s.detectBound.ms + $t.DETECT_SLACK_MS else null end' \
 		"$(target_text detect-wan)"
 done

@@ -177,11 +177,16 @@ ab_offloads() {
 	gso-off) feats=$(sed -E 's/(tx-udp-segmentation|generic-receive-offload) (on|off) //g' "$PERF_STATE/veth-defaults")"tx-udp-segmentation off generic-receive-offload on" ;;
 	*) die "PERF_AB_OFFLOADS must be off, defaults or gso-off, not $mode" ;;
 	esac
+	local want got
+	want=$(echo "$feats" | awk '{ for (i = 1; i < NF; i += 2) w[$i] = $(i + 1) } END { for (f in w) print f "=" w[f] }' | sort | paste -sd' ')
 	for side in provider-a provider-b; do
 		# ethtool -K exits non-zero when one feature cannot change (a
-		# [requested on] that the device refuses); check what it did below.
+		# [requested on] that the device refuses): what it did is checked
+		# against what was asked instead.
 		# shellcheck disable=SC2086
 		nsx "$side" ethtool -K wan-ab $feats >/dev/null 2>&1 || true
+		got=$(ab_offloads_show "$side" | tr ' ' '\n' | sort | paste -sd' ')
+		[ "$got" = "$want" ] || die "A-B veth offloads in $side: asked for $mode ($want), the device has $got"
 	done
 	log "A-B veth offloads: $mode ($(ab_offloads_show provider-a))"
 }

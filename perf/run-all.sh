@@ -2,8 +2,8 @@
 # perf/run-all.sh quick|full: every scenario, each with its own time
 # budget, results under perf/results/ as <scenario>-<mode>.json and .png,
 # then the results table (perf/table.sh) and the gate (perf/gate.sh).
-# `make perf` runs full (budgets of about 153 minutes), `make perf-quick` quick (about
-# 33 minutes).
+# `make perf` runs full (budgets of about 147 minutes), `make perf-quick` quick (about
+# 32 minutes).
 #
 # Everything is built first, outside any budget: the WAN emulator
 # (bin/wanem), stock wireguard-go (perf/.bin) and the scale test binary
@@ -27,11 +27,7 @@ HARD_FACTOR=${PERF_HARD_FACTOR:-3}
 
 # The commit every result of this run must carry.
 commit=$(tree_commit)
-if [ "$MODE" = full ] && results_committed; then
-	case $commit in
-	*-dirty) die "the tree is dirty ($commit): committed results (perf/results/) must come from a committed tree; commit first, or write elsewhere with PERF_RESULTS=DIR" ;;
-	esac
-fi
+[ "$MODE" != full ] || require_committed_tree "$commit"
 
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
 # Builds, untimed.
@@ -126,11 +122,8 @@ esac
 
 # Every result of this run must carry the commit the run started from: a
 # tree edited during a full run gives figures of no commit.
-if [ "$MODE" = full ] && results_committed; then
-	for f in "${produced[@]}"; do
-		c=$(jq -r .machine.commit "$f")
-		[ "$c" = "$commit" ] || die "$f was measured at $c, not $commit: the tree changed during the run; its results cannot be committed"
-	done
+if [ "$MODE" = full ]; then
+	for f in "${produced[@]}"; do check_result_commit "$f" "$commit"; done
 fi
 "$PERF_ROOT/table.sh" "$MODE" | tee "$PERF_RESULTS/table-$MODE.md"
 # A full run into perf/results/ also updates the table in perf/README.md.

@@ -12,6 +12,12 @@ TARGET_FAILOVER_MS=350
 # stock's by no more than the noise the run measured between two identical
 # stock runs (matrix .noise.cpu).
 TARGET_MATRIX_RATIO=0.97
+# A full run has at least this many rounds (the 7), and a run whose
+# two identical stock runs differ by more than TARGET_MATRIX_MAX_NOISE (15 %;
+# 8 % was seen at load 5 on this machine) cannot show parity: its CPU rows
+# fail.
+TARGET_MATRIX_MIN_ROUNDS=7
+TARGET_MATRIX_MAX_NOISE=0.15
 # Flapping link: ours switches fewer than naive / this.
 TARGET_FLAP_FACTOR=10
 # Redundant sending: packets lost over the cuts; TCP dip at a cut, p95.
@@ -50,7 +56,7 @@ target_text() {
 	case $1 in
 	failover) echo "median ≤ $TARGET_FAILOVER_MS ms" ;;
 	matrix) echo "paired median ≥ $TARGET_MATRIX_RATIO" ;;
-	matrix-cpu) echo "≤ stock × (1 + noise)" ;;
+	matrix-cpu) echo "≤ stock × (1 + noise), noise ≤ $TARGET_MATRIX_MAX_NOISE" ;;
 	flapping) echo "ours < naive / $TARGET_FLAP_FACTOR" ;;
 	redundant-lost) echo "$TARGET_REDUNDANT_LOST lost" ;;
 	redundant-dip) echo "p95 < $TARGET_REDUNDANT_DIP_MS ms" ;;

@@ -17,6 +17,25 @@ tree_commit() {
 # results_committed: true if PERF_RESULTS is the committed perf/results/.
 results_committed() { [ "$(cd "$PERF_RESULTS" 2>/dev/null && pwd -P)" = "$(cd "$PERF_ROOT/results" && pwd -P)" ]; }
 
+# require_committed_tree COMMIT: dies when results written to the committed
+# perf/results/ would come from a dirty tree (COMMIT from tree_commit).
+require_committed_tree() {
+	results_committed || return 0
+	case $1 in
+	*-dirty) die "the tree is dirty ($1): committed results (perf/results/) must come from a committed tree; commit first, or write elsewhere with PERF_RESULTS=DIR" ;;
+	esac
+}
+
+# check_result_commit FILE COMMIT: dies when a result written to the
+# committed perf/results/ was measured at another commit than the run
+# started from (the tree changed during the run).
+check_result_commit() {
+	results_committed || return 0
+	local c
+	c=$(jq -r .machine.commit "$1")
+	[ "$c" = "$2" ] || die "$1 was measured at $c, not $2: the tree changed during the run; its results cannot be committed"
+}
+
 # machine_json: where a result was measured.
 machine_json() {
 	jq -n --arg kernel "$(uname -r)" --arg cpu "$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)" \

@@ -19,7 +19,7 @@
 # failover_run: cut and restore FO_CUTS times; cut times in $FO_DIR/cuts,
 # the relay's switch events in $FO_DIR/events.
 failover_run() {
-	local path=${FO_PATH:-direct} last=0 i wait t_cut t_restore
+	local path=${FO_PATH:-direct} last=0 i wait t_cut t_restore pre
 	: >"$FO_DIR/cuts"
 	: >"$FO_DIR/events"
 	: >"$FO_DIR/precut"
@@ -27,8 +27,11 @@ failover_run() {
 		wait_for 60 "traffic on the $path path" fo_is "$path"
 		wait=$(awk -v l="$last" -v s="$FO_SPACING" -v n="$(now)" 'BEGIN{w = l + s - n; print (w > 1 ? w : 1)}')
 		sleep "$wait"
-		fo_status | jq -c --arg peer "$FO_PEER" --arg path "$path" \
-			'[.peers[] | select(.name == $peer) | .paths[] | select(.name == $path) | {rttMs, jitterMs}][0] // {}' >>"$FO_DIR/precut"
+		# One line per cut, {} when the relay did not answer, so that the
+		# lines stay paired with the cuts.
+		pre=$(fo_status | jq -c --arg peer "$FO_PEER" --arg path "$path" \
+			'[.peers[] | select(.name == $peer) | .paths[] | select(.name == $path) | {rttMs, jitterMs}][0] // {}') || pre=
+		echo "${pre:-"{}"}" >>"$FO_DIR/precut"
 		t_cut=$(now)
 		fo_cut
 		last=$t_cut

@@ -51,20 +51,25 @@ matrix_summary() {
 		def med: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
 		def r3: if . == null then null else . * 1000 | round / 1000 end;
 		def stats: {p50: (med | r3), min: (min | r3), max: (max | r3), n: length};
-		def cpu: {a: (map(.cpuA) | med | round), b: (map(.cpuB) | med | round), total: (map(.cpuA + .cpuB) | med | round)};
-		# paired(ms; f): per round, f of this tunnel over f of stock.
+		def rnd: if . == null then null else round end;
+		# A failed run (iperf3 gave no report) has 0 Mbit/s and no CPU figure.
+		def both: if .cpuA == null or .cpuB == null then null else .cpuA + .cpuB end;
+		def cpu: {a: (map(.cpuA // empty) | med | rnd), b: (map(.cpuB // empty) | med | rnd), total: (map(both // empty) | med | rnd)};
+		# paired(ms; f): per round, f of this tunnel over f of stock, for
+		# the rounds where both have the figure.
 		def paired($ms; f): . as $v | [$v[] | . as $m |
 			($ms[] | select(.round == $m.round and .tunnel == "wireguard-go")) as $s |
-			if ($s | f) > 0 then (($m | f) / ($s | f)) else empty end] |
+			($m | f) as $x | ($s | f) as $y |
+			if $x != null and $y != null and $y > 0 then $x / $y else empty end] |
 			{perRound: map(r3), p50: (med | r3), min: (min | r3), max: (max | r3)};
 		def tunnels: . as $ms | group_by(.tunnel) | map({key: .[0].tunnel, value: (
 			{mbps: (map(.mbps) | stats)} +
-			(if .[0].cpuA != null then {cpuMsPerGB: cpu} else {} end) +
-			(if .[0].delivered != null then {deliveredPps: (map(.delivered) | stats), lossPercent: (map(.loss) | stats)} else {} end) +
+			(if any(.cpuA != null) then {cpuMsPerGB: cpu} else {} end) +
+			(if any(.delivered != null) then {deliveredPps: (map(.delivered) | stats), lossPercent: (map(.loss) | stats)} else {} end) +
 			(if .[0].tunnel != "wireguard-go" then {vsStock: (
 				{mbps: paired($ms; .mbps)} +
-				(if .[0].cpuA != null then {cpu: paired($ms; .cpuA + .cpuB)} else {} end) +
-				(if .[0].delivered != null then {delivered: paired($ms; .delivered)} else {} end))}
+				(if any(.cpuA != null) then {cpu: paired($ms; both)} else {} end) +
+				(if any(.delivered != null) then {delivered: paired($ms; .delivered)} else {} end))}
 			 else {} end))}) | from_entries;
 		(map(select(.part == "tcp")) | group_by([.offloads, .sender]) |
 		 map({offloads: .[0].offloads, sender: .[0].sender, rounds: (map(.round) | unique | length), tunnels: tunnels})) as $cells |

@@ -143,6 +143,13 @@ grep -q "round 2 has the order of round 1" <<<"$why" || fail "matrix_rotation's 
   mx 2 0 pod wireguard-go 1000; mx 2 1 relay relay 1010; mx 2 2 pod relay 1010; mx 2 3 relay wireguard-go 1000; } >"$T/mx-first"
 if why=$(matrix_rotation "$T/mx-first"); then fail "matrix_rotation took a variant always first"; fi
 grep -q "off/pod/wireguard-go.* at place 1 in every round" <<<"$why" || fail "matrix_rotation's reason: $why"
+# A relay run that failed (no report: 0 Mbit/s, no CPU figure) counts as
+# 0 in its round's goodput ratio and has no CPU ratio; the rest stands.
+{ mx 1 0 pod wireguard-go 1000; mx 1 1 relay wireguard-go 1000; mx 1 2 pod relay 990; mx 1 3 relay relay 990
+  mx 2 0 relay relay 1010; mx 2 1 pod relay 0; mx 2 2 relay wireguard-go 1000; mx 2 3 pod wireguard-go 1000; } |
+	sed 's/"mbps":0,"cpuA":400,"cpuB":420/"mbps":0,"cpuA":null,"cpuB":null/' >"$T/mx-failed"
+got=$(matrix_summary "$T/mx-failed" | jq -c '[.cells[] | select(.sender == "pod") | .tunnels.relay | .vsStock.mbps.perRound, .vsStock.cpu.perRound, .cpuMsPerGB.total]')
+[ "$got" = "[[0.99,0],[1.025],820]" ] || fail "matrix_summary with a failed run: $got"
 # One round is no comparison.
 mx 1 0 pod wireguard-go 1000 >"$T/mx-one"
 if matrix_rotation "$T/mx-one" >/dev/null; then fail "matrix_rotation took a single round"; fi

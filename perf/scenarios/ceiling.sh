@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # perf/scenarios/ceiling.sh: the physical limit of a tunnel pair on this
-# machine (issue 19, item 3), from two benchmarks in test/bench:
+# machine, from two benchmarks in test/bench:
 #
 #   BenchmarkCeilingAEAD  ChaCha20-Poly1305 as wireguard-go calls it, one
 #                         core (-cpu 1): seal one 1400-byte packet and open

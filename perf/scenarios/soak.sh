@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# perf/scenarios/soak.sh: the soak (issue 19 item 5). For SOAK_MINUTES the
+# perf/scenarios/soak.sh: the soak. For SOAK_MINUTES the
 # testbed carries traffic while everything that can happen to a relay
 # happens to it, over and over, and the relays are sampled for leaks:
 #

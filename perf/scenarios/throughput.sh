@@ -152,42 +152,24 @@ for f in "$OUT"/switches-*; do
 	[ -f "$f" ] || continue
 	jq -n --arg k "${f##*/switches-}" --argjson v "$(jq -s . "$f")" '{($k): $v}'
 done | jq -s 'add // {}' >"$OUT/switches.json"
-# paired A B: the per-round ratios B/A of two unlimited variants (each round
-# measures both, a minute apart at most), as a JSON array; [] if either is
-# missing. Their median is steadier than the ratio of medians on a busy
-# machine, where a round's neighbours slow both variants alike.
-paired() {
-	if [ -f "$OUT/runs/$1" ] && [ -f "$OUT/runs/$2" ]; then
-		paste "$OUT/runs/$1" "$OUT/runs/$2" | awk '$1 > 0 {printf "%.4f\n", $2 / $1}' | jq -s .
-	else
-		echo '[]'
-	fi
-}
 for f in "$OUT"/cpu/*; do
 	[ -f "$f" ] || continue
 	jq -n --arg k "$(basename "$f")" --argjson v "$(stats_json "$f")" '{($k): $v}'
 done | jq -s 'add // {}' >"$OUT/cpu.json"
-paired wireguard-go relay-tun >"$OUT/paired.json"
-paired wireguard-go-offload relay-tun-offload >"$OUT/paired-offload.json"
 jq -n --arg name "$NAME" --argjson machine "$(machine_json)" --arg when "$(date -u +%FT%TZ)" \
 	--arg cmd "${PERF_COMMAND:-perf/scenarios/throughput.sh}" --argjson runs "$RUNS" --argjson secs "$SECS" \
 	--arg rab "$RATE_AB" --arg rac "$RATE_AC" --arg rcb "$RATE_CB" --arg mtu "${TP_MTU:-1420}" \
 	--slurpfile all "$OUT/all.json" --slurpfile sw "$OUT/switches.json" \
-	--slurpfile pr "$OUT/paired.json" --slurpfile pro "$OUT/paired-offload.json" --slurpfile cpu "$OUT/cpu.json" \
+	--slurpfile cpu "$OUT/cpu.json" \
 	'{scenario:"throughput", name:$name, when:$when, command:$cmd, machine:$machine,
 	  settings:{runs:$runs, secondsPerRun:$secs, limited:{ab:$rab, ac:$rac, cb:$rcb, wan:{ab:env.WAN_AB_DELAY, ac:env.WAN_AC_DELAY, cb:env.WAN_CB_DELAY}},
 	            unlimitedMtu:($mtu|tonumber)},
 	  mbps:$all[0],
 	  relayPathSwitchesPerRun:$sw[0],
-	  tunnelCpuMsPerGB:$cpu[0],
-	  relayTunVsWireguardGoPerRound:$pr[0], relayTunVsWireguardGoOffloadPerRound:$pro[0],
-	  relayTunVsWireguardGoPairedP50:($pr[0] | if length > 0 then sort | (if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end) * 1000 | round / 1000 else null end),
-	  relayTunVsWireguardGoOffloadPairedP50:($pro[0] | if length > 0 then sort | (if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end) * 1000 | round / 1000 else null end),
-	  relayTunVsWireguardGoP50:(if $all[0]["relay-tun"] and $all[0]["wireguard-go"] then (($all[0]["relay-tun"].p50 / $all[0]["wireguard-go"].p50)*1000|round/1000) else null end),
-	  relayTunVsWireguardGoOffloadP50:(if $all[0]["relay-tun-offload"] and $all[0]["wireguard-go-offload"] then (($all[0]["relay-tun-offload"].p50 / $all[0]["wireguard-go-offload"].p50)*1000|round/1000) else null end)}' \
+	  tunnelCpuMsPerGB:$cpu[0]}' \
 	>"$PERF_RESULTS/$NAME.json"
 log "wrote $PERF_RESULTS/$NAME.json"
-jq -c '(.mbps|map_values(.p50)) + {tunVsWg:.relayTunVsWireguardGoP50, tunVsWgOffload:.relayTunVsWireguardGoOffloadP50, tunVsWgPaired:.relayTunVsWireguardGoPairedP50, tunVsWgOffloadPaired:.relayTunVsWireguardGoOffloadPairedP50, cpuMsPerGB:(.tunnelCpuMsPerGB|map_values(.p50))}' "$PERF_RESULTS/$NAME.json"
+jq -c '(.mbps|map_values(.p50)) + {cpuMsPerGB:(.tunnelCpuMsPerGB|map_values(.p50))}' "$PERF_RESULTS/$NAME.json"
 
 if have_gnuplot; then
 	jq -r '.mbps | to_entries[] | "\(.key) \(.value.p50) \(.value.min) \(.value.max)"' "$PERF_RESULTS/$NAME.json" >"$OUT/bars.dat"
