@@ -8,6 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$PERF_ROOT/targets.sh"
 M=${1:-quick}
+PERF_GATE_MODE=$M
 PART=${2:-all}
 case $PART in all | matrix | cells) ;; *) die "usage: $0 [MODE [all|matrix|cells]]" ;; esac
 R=$PERF_RESULTS

@@ -12,10 +12,11 @@ TARGET_FAILOVER_MS=350
 # stock's by no more than the noise the run measured between two identical
 # stock runs (matrix .noise.cpu).
 TARGET_MATRIX_RATIO=0.97
-# A full run has at least this many rounds (the issue's 7), and a run whose
-# two identical stock runs differ by more than TARGET_MATRIX_MAX_NOISE (15 %;
-# 8 % was seen at load 5 on this machine) cannot show parity: its CPU rows
-# fail.
+# A full run has at least this many rounds (the issue's 7), and a full run
+# whose two identical stock runs differ by more than TARGET_MATRIX_MAX_NOISE
+# (15 %; 8 % was seen at load 5 on this machine) cannot show parity: its
+# CPU rows fail. A quick run (3 rounds of 3 s) is noisier (22 % was seen on
+# a busy machine) and is not held to it.
 TARGET_MATRIX_MIN_ROUNDS=7
 TARGET_MATRIX_MAX_NOISE=0.15
 # Flapping link: ours switches fewer than naive / this.
@@ -51,12 +52,13 @@ TARGET_SOAK_LOST=0
 MATRIX_OFFLOADS="defaults off gso-off"
 MATRIX_SENDERS="pod relay"
 
-# target_text NAME: the target as the table and the gate print it.
+# target_text NAME: the target as the table and the gate print it, for the
+# mode in PERF_GATE_MODE (full unless set).
 target_text() {
 	case $1 in
 	failover) echo "median ≤ $TARGET_FAILOVER_MS ms" ;;
 	matrix) echo "paired median ≥ $TARGET_MATRIX_RATIO" ;;
-	matrix-cpu) echo "≤ stock × (1 + noise), noise ≤ $TARGET_MATRIX_MAX_NOISE" ;;
+	matrix-cpu) echo "≤ stock × (1 + noise)$([ "${PERF_GATE_MODE:-full}" != full ] || echo ", noise ≤ $TARGET_MATRIX_MAX_NOISE")" ;;
 	flapping) echo "ours < naive / $TARGET_FLAP_FACTOR" ;;
 	redundant-lost) echo "$TARGET_REDUNDANT_LOST lost" ;;
 	redundant-dip) echo "p95 < $TARGET_REDUNDANT_DIP_MS ms" ;;
