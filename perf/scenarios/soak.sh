@@ -64,20 +64,21 @@
 #     (datagrams in flight towards the killed relay, on the wire and in its
 #     socket and TUN queues, die with it: up to 45 ms before the kill in a
 #     10-minute run, where the stream's one-way delay under the bulk flow
-#     is reported as stream.oneWayMs) to the moment both relays report
-#     the direct path active again after the restart, plus
-#     SOAK_KILL_GRACE_MS (1000): "active" is what /status says, polled
-#     every 50 ms with a process start per poll, and the peer that was not
-#     killed learns of the restart from the new process's probes and takes
-#     a handshake (one round trip on either path) to carry data again;
-#     1 s covers a poll and a handshake on the consumer path under load.
+#     is reported as stream.oneWayMs) to the moment both relays carry the
+#     peer's traffic again after the restart (/status: an active path, and
+#     a WireGuard handshake no older than the restart; not necessarily the
+#     direct path: cut every 10 s, it is dampened on the relay that lives
+#     through the soak part of the time, as RFC 2439 penalties should),
+#     plus SOAK_KILL_GRACE_MS (1000): /status is polled every 50 ms with a
+#     process start per poll, and the handshake time has a resolution of
+#     1 s; 1 s covers a poll on the consumer path under load.
 #     A reload has no window: it must lose nothing. Each window's
 #     lastLossAfterRefMs in the result says how close the losses came to
 #     the end of it.
 #   - The TCP connection is never reset: iperf3 exits 0, reports no error,
 #     and its sender reports the whole SOAK_MINUTES (at least all but 1 s).
-#   - Every restart comes up (direct path active on both relays within
-#     60 s) and no reload is rejected (relay_config_reloads_total
+#   - Every restart comes up (both relays carrying traffic, as above,
+#     within 60 s) and no reload is rejected (relay_config_reloads_total
 #     {result="error"} stays 0).
 #   - Every sampled count is flat (SOAK_LEAK=1, the default): per relay and
 #     series, a least-squares slope over the samples after the first
@@ -218,7 +219,18 @@ relay_start() {
 	start "$n" "relay-$r" "$RELAY" run -c "$PERF_STATE/$n.yaml"
 }
 
-both_direct() { active_is provider-a direct && active_is provider-b direct; }
+# carrying NS SINCE: the relay in NS carries its peer's traffic: it has an
+# active path (any: with the link cut every 10 s, the relay that lives
+# through the whole soak finds its direct path dampened part of the time,
+# RFC 2439 penalties, and rightly keeps to the consumer path) over a
+# WireGuard session made at or after SINCE (epoch seconds).
+carrying() {
+	local st
+	st=$(relay_status "$1" 2>/dev/null) || return 1
+	jq -e --argjson t "$2" '.peers[0] | .activePath != "" and .lastHandshake != "" and
+		((.lastHandshake | sub("\\.[0-9]+"; "") | fromdateiso8601) >= ($t | floor))' <<<"$st" >/dev/null
+}
+both_carrying() { carrying provider-a "$1" && carrying provider-b "$1"; }
 
 # at T: sleep until T (epoch seconds); at once if T is past.
 at() {
@@ -289,19 +301,19 @@ kill_loop() {
 		tu=""
 		local end=$(($(date +%s) + 60))
 		while [ "$(date +%s)" -lt "$end" ]; do
-			if both_direct 2>/dev/null; then tu=$(now); break; fi
+			if both_carrying "$ts"; then tu=$(now); break; fi
 			pid=$(relay_pid "$r")
 			[ -n "$pid" ] || { sleep 0.5; pid=$(relay_pid "$r"); [ -n "$pid" ] || break; }
 			sleep 0.05
 		done
-		[ -n "$tu" ] || log "error: kill $k: relay $r did not come back up on the direct path within 60 s (see $PERF_STATE/relay-$r.log)"
+		[ -n "$tu" ] || log "error: kill $k: relay $r and its peer did not carry traffic again (an active path, a new session) within 60 s (see $PERF_STATE/relay-$r.log)"
 		jq -nc --argjson k "$k" --arg r "$r" --argjson tk "$(rel "$tk")" --argjson ts "$(rel "$ts")" \
 			--arg tu "$([ -z "$tu" ] || rel "$tu")" --argjson pid "$(relay_pid "$r" | grep . || echo null)" \
 			--slurpfile left "$W/kill-$k.left" \
 			'{kill:$k, relay:$r, killAt:$tk, restartAt:$ts, upAt:(if $tu == "" then null else ($tu|tonumber) end),
 			  upAfterRestartS:(if $tu == "" then null else (($tu|tonumber) - $ts) * 1000 | round / 1000 end),
 			  newPid:$pid, leftAfterKill:{count:($left|length), lines:$left}}' >>"$W/kills"
-		log "kill $k: relay $r, $(jq -s -r 'last | "\(.leftAfterKill.count) lines left behind, direct up \(.upAfterRestartS) s after the restart"' "$W/kills")"
+		log "kill $k: relay $r, $(jq -s -r 'last | "\(.leftAfterKill.count) lines left behind, carrying again \(.upAfterRestartS) s after the restart"' "$W/kills")"
 		k=$((k + 1))
 	done
 }
