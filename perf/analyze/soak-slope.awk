@@ -11,11 +11,12 @@
 # units per hour. verdict: "leak" if the slope is above `allowed` (per
 # hour), "flat" if not, "insufficient" if fewer than `minpoints` samples
 # (default 6) or less than `minspan` seconds of fitted time (default 60)
-# are left.
+# are left, "reported" if `allowed` is "null" (the series is fitted, not
+# judged).
 #
 # Output: one JSON object {n, segments, spanSeconds, slopePerHour,
 # allowedPerHour, verdict}.
-BEGIN { warmup += 0; allowed += 0; if (minpoints == "") minpoints = 6; if (minspan == "") minspan = 60 }
+BEGIN { warmup += 0; judged = (allowed != "null"); allowed = judged ? allowed + 0 : "null"; if (minpoints == "") minpoints = 6; if (minspan == "") minspan = 60 }
 $4 != "null" && $4 != "" && $3 + 0 >= warmup {
 	s = $2; k = ++cnt[s]
 	T[s, k] = $1 + 0; Y[s, k] = $4 + 0
@@ -35,9 +36,9 @@ END {
 		}
 	}
 	if (n < minpoints || span < minspan || sxx == 0) {
-		printf "{\"n\":%d,\"segments\":%d,\"spanSeconds\":%.1f,\"slopePerHour\":null,\"allowedPerHour\":%g,\"verdict\":\"insufficient\"}\n", n, segs, span, allowed
+		printf "{\"n\":%d,\"segments\":%d,\"spanSeconds\":%.1f,\"slopePerHour\":null,\"allowedPerHour\":%s,\"verdict\":\"insufficient\"}\n", n, segs, span, allowed
 		exit
 	}
 	slope = sxy / sxx * 3600
-	printf "{\"n\":%d,\"segments\":%d,\"spanSeconds\":%.1f,\"slopePerHour\":%.3f,\"allowedPerHour\":%g,\"verdict\":\"%s\"}\n", n, segs, span, slope, allowed, (slope > allowed ? "leak" : "flat")
+	printf "{\"n\":%d,\"segments\":%d,\"spanSeconds\":%.1f,\"slopePerHour\":%.3f,\"allowedPerHour\":%s,\"verdict\":\"%s\"}\n", n, segs, span, slope, allowed, (!judged ? "reported" : slope > allowed ? "leak" : "flat")
 }

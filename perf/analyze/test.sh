@@ -109,6 +109,8 @@ got=$(soak_series warm | awk -f "$A/soak-slope.awk" -v warmup=60 -v allowed=15 |
 [ "$got" = flat ] || fail "soak-slope.awk warm-up: $got"
 got=$(soak_series warm | awk -f "$A/soak-slope.awk" -v warmup=0 -v allowed=15 | jq -r .verdict)
 [ "$got" = leak ] || fail "soak-slope.awk without warm-up: $got"
+got=$(soak_series leak | awk -f "$A/soak-slope.awk" -v warmup=60 -v allowed=null | jq -r '"\(.verdict) \(.allowedPerHour) \(.slopePerHour > 100)"')
+[ "$got" = "reported null true" ] || fail "soak-slope.awk not judged: $got"
 got=$(printf '0 1 100 5\n10 1 110 5\n20 1 120 null\n' | awk -f "$A/soak-slope.awk" -v warmup=60 -v allowed=15 | jq -r '"\(.verdict) \(.n)"')
 [ "$got" = "insufficient 0" ] || fail "soak-slope.awk few samples: $got"
 # soak-loss.awk: a datagram every 5 ms from t=100; a cut window
