@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # cluster.sh: real Kubernetes API servers for tests, one per named cluster.
 #
-#   cluster.sh build          build kube-apiserver, etcd, kubectl and helm once
-#                             (cached under $K8S_CACHE, ~10 min on 2 cores)
+#   cluster.sh build          build kube-apiserver, etcd, kubectl and helm once,
+#                             and kube-controller-manager, kube-scheduler and
+#                             kube-proxy for test/liqo/lab.sh (cached under
+#                             $K8S_CACHE, ~13 min on 2 cores)
 #   cluster.sh bin            print the directory that holds (or will hold) them
 #   cluster.sh up NAME        start etcd + kube-apiserver for cluster NAME, wait
 #                             until ready, print the admin kubeconfig path last
@@ -53,7 +55,7 @@ tools_hash() {
 }
 
 have_bins() {
-	for b in kube-apiserver etcd kubectl helm; do [ -x "$BIN/$b" ] || return 1; done
+	for b in kube-apiserver etcd kubectl helm kube-controller-manager kube-scheduler kube-proxy; do [ -x "$BIN/$b" ] || return 1; done
 	[ "$(cat "$BIN/.tools-hash" 2>/dev/null)" = "$(tools_hash)" ]
 }
 
@@ -62,12 +64,13 @@ have_bins() {
 # into place only when everything built, so an interrupted build is redone.
 build() {
 	have_bins && return 0
-	echo "cluster.sh: building kube-apiserver $K8S_VERSION, etcd, kubectl and helm into $BIN (once per machine, about 10 minutes on 2 cores)" >&2
+	echo "cluster.sh: building kube-apiserver $K8S_VERSION, kube-controller-manager, kube-scheduler, kube-proxy, etcd, kubectl and helm into $BIN (once per machine, about 13 minutes on 2 cores)" >&2
 	mkdir -p "$K8S_CACHE"
 	local tmp
 	tmp=$(mktemp -d "$K8S_CACHE/build.XXXXXX")
 	(cd "$HERE/tools" && GOFLAGS=-mod=mod go build -trimpath -o "$tmp/" \
-		k8s.io/kubernetes/cmd/kube-apiserver ./etcd \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy ./etcd \
 		k8s.io/kubernetes/cmd/kubectl helm.sh/helm/v3/cmd/helm) >&2 ||
 		{ rm -rf "$tmp"; die "building the test binaries failed"; }
 	tools_hash >"$tmp/.tools-hash"
