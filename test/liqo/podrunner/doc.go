@@ -10,7 +10,8 @@
 // /32 with a default route via the bridge address, so that every packet a
 // pod sends, also to a pod on the same node, is routed by the node
 // namespace, where kube-proxy's rules apply, without depending on
-// br_netfilter. hostNetwork pods run in the node namespace.
+// br_netfilter. hostNetwork pods run in the node namespace (and see the
+// node's name as their host name). Links are made with iproute2's ip.
 //
 // Each container is a process started through a hidden subcommand of the
 // runner's own binary ("init", see InitMain) in new mount, PID and UTS
@@ -49,4 +50,11 @@
 //     for 10 min.
 //   - Pod IPs are kept in memory; a restarted runner takes the pod's
 //     previous IP again when it is free.
+//   - A container's spec is read once, when the runner takes the pod up:
+//     a later change of its image takes effect when the runner next
+//     recreates the pod.
+//   - The containers of a pod do not share a PID namespace; each sees its
+//     own processes only.
+//
+// The runner is test tooling, not part of the relay.
 package podrunner
