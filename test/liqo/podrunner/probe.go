@@ -72,6 +72,13 @@ func (p *prober) once(ctx context.Context) string {
 		return ""
 	case h.HTTPGet != nil:
 		return p.httpGet(ctx, h.HTTPGet)
+	case h.GRPC != nil:
+		host := p.host
+		service := ""
+		if h.GRPC.Service != nil {
+			service = *h.GRPC.Service
+		}
+		return grpcCheck(ctx, host, int(h.GRPC.Port), service)
 	case h.TCPSocket != nil:
 		port, err := resolvePort(h.TCPSocket.Port, p.container)
 		if err != nil {

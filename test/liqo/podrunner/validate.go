@@ -206,14 +206,6 @@ func validateContainer(pod *corev1.Pod, c *corev1.Container, images Images, volu
 			}
 		}
 	}
-	for _, pr := range []struct {
-		name  string
-		probe *corev1.Probe
-	}{{"livenessProbe", c.LivenessProbe}, {"readinessProbe", c.ReadinessProbe}, {"startupProbe", c.StartupProbe}} {
-		if pr.probe != nil && pr.probe.GRPC != nil {
-			add("%s: grpc probes are", pr.name)
-		}
-	}
 	if l := c.Lifecycle; l != nil {
 		if l.PostStart != nil {
 			add("lifecycle.postStart: postStart hooks are")

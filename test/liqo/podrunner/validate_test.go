@@ -54,13 +54,11 @@ func TestValidate(t *testing.T) {
 		{name: "container fields", mutate: func(p *corev1.Pod) {
 			c := &p.Spec.Containers[0]
 			c.Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
-			c.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 1}}}
 			c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{}}}
 			c.Stdin = true
 		}, want: []string{
 			`container "main" (spec.containers[0]): stdin and tty (attach) are not supported`,
 			`ports[0].hostPort 8080: host ports are not supported`,
-			`livenessProbe: grpc probes are not supported`,
 			`lifecycle.postStart: postStart hooks are not supported`,
 		}},
 		{name: "sidecar init container", mutate: func(p *corev1.Pod) {
