@@ -113,17 +113,24 @@ func ContainerEnv(pod *corev1.Pod, c *corev1.Container, info PodInfo, objs Objec
 
 // ContainerArgv returns command+args of c with $(VAR) expanded over env,
 // or, when c has no command, the image's entrypoint from images followed
-// by the expanded args.
-func ContainerArgv(c *corev1.Container, images Images, env []string) ([]string, error) {
+// by the expanded args. A command whose program is not on the host (found
+// says whether it is, in the container's root and PATH) runs the image's
+// binary in its place when the image is in the map: images' manifests
+// name the program inside the image (Liqo's: command
+// ["/usr/bin/liqo-controller-manager"]), which the map stands for.
+func ContainerArgv(c *corev1.Container, images Images, env []string, found func(program string) bool) ([]string, error) {
 	lookup := envLookup(env)
 	var argv []string
+	bin, mapped := images.Entrypoint(c.Image)
 	if len(c.Command) > 0 {
 		for _, a := range c.Command {
 			argv = append(argv, Expand(a, lookup))
 		}
+		if mapped && !found(argv[0]) {
+			argv[0] = bin
+		}
 	} else {
-		bin, ok := images.Entrypoint(c.Image)
-		if !ok {
+		if !mapped {
 			return nil, fmt.Errorf("image %q is not in the image map (--images) and the container has no command", c.Image)
 		}
 		argv = append(argv, bin)

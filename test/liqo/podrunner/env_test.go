@@ -202,9 +202,18 @@ func TestContainerArgv(t *testing.T) {
 			want: []string{"/opt/bin/wireguard", "--port=51820"}},
 		{name: "digest", c: corev1.Container{Image: "ghcr.io/liqotech/gateway/wireguard@sha256:abcd"}, want: []string{"/opt/bin/wireguard"}},
 		{name: "unknown image", c: corev1.Container{Image: "nginx:1.27"}, wantErr: `image "nginx:1.27" is not in the image map`},
+		{name: "image program not on the host", c: corev1.Container{Image: "ghcr.io/liqotech/gateway/wireguard:v1.2.0",
+			Command: []string{"/usr/bin/wireguard"}, Args: []string{"--mtu=1340"}},
+			want: []string{"/opt/bin/wireguard", "--mtu=1340"}},
+		{name: "host program of a mapped image", c: corev1.Container{Image: "ghcr.io/liqotech/gateway/wireguard:v1.2.0",
+			Command: []string{"/bin/sh", "-c", "true"}},
+			want: []string{"/bin/sh", "-c", "true"}},
+		{name: "unknown program of an unmapped image", c: corev1.Container{Image: "busybox", Command: []string{"/usr/bin/nope"}},
+			want: []string{"/usr/bin/nope"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ContainerArgv(&tc.c, images, env)
+			found := func(p string) bool { return p == "/bin/sh" }
+			got, err := ContainerArgv(&tc.c, images, env, found)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

@@ -211,6 +211,10 @@ spec:
   - name: sleeper
     image: example.com/tools/sleeper:v1
     args: ["3600"]
+  - name: napper
+    image: example.com/tools/sleeper@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+    command: ["/usr/bin/sleeper"]
+    args: ["3599"]
   volumes:
   - {name: data, emptyDir: {}}
   - {name: creds, secret: {secretName: creds}}
@@ -292,6 +296,9 @@ func TestRunnerRunsAPod(t *testing.T) {
 	}
 	if got := l.sh(t, "web", "sleeper", "cat /proc/1/cmdline | tr '\\0' ' '"); got != "/bin/sleep 3600" {
 		t.Errorf("the image's entrypoint: %q", got)
+	}
+	if got := l.sh(t, "web", "napper", "cat /proc/1/cmdline | tr '\\0' ' '"); got != "/bin/sleep 3599" {
+		t.Errorf("a command naming the image's program: %q", got)
 	}
 	logs, err := exec.Command(l.bin, "logs", "--state-dir", l.stateDir, "--namespace", itNamespace, "--pod", "web", "--container", "main").CombinedOutput()
 	if err != nil || !strings.Contains(string(logs), "started web") {

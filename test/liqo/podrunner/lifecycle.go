@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -31,7 +32,14 @@ func (r *Runner) startContainer(ctx context.Context, ps *podState, c *container,
 		r.eventOnce(ps, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: container %s: %v", name, err))
 		return true
 	}
-	argv, err := ContainerArgv(c.spec, r.cfg.Images, env)
+	argv, err := ContainerArgv(c.spec, r.cfg.Images, env, func(program string) bool {
+		_, err := lookPath(program, env)
+		if err == nil && strings.Contains(program, "/") {
+			fi, serr := os.Stat(program)
+			return serr == nil && fi.Mode().IsRegular()
+		}
+		return err == nil
+	})
 	if err != nil {
 		c.run.WaitReason, c.run.WaitMessage = ReasonUnsupported, err.Error()
 		return false
@@ -43,8 +51,8 @@ func (r *Runner) startContainer(ctx context.Context, ps *podState, c *container,
 		return true
 	}
 	c.run.ImageID = "podrunner://host"
-	if len(c.spec.Command) == 0 {
-		c.run.ImageID = "podrunner://" + argv[0]
+	if bin, ok := r.cfg.Images.Entrypoint(c.spec.Image); ok && argv[0] == bin {
+		c.run.ImageID = "podrunner://" + bin
 	}
 	if c.run.Exit != nil {
 		c.run.RestartCount++
