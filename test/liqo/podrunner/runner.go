@@ -105,9 +105,6 @@ func New(cfg Config, client kubernetes.Interface, log *slog.Logger) (*Runner, er
 	if cfg.ClusterDomain == "" {
 		cfg.ClusterDomain = "cluster.local"
 	}
-	if cfg.HostMountNS == "" {
-		cfg.HostMountNS = fmt.Sprintf("/proc/%d/ns/mnt", os.Getppid())
-	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,9 +112,9 @@ func New(cfg Config, client kubernetes.Interface, log *slog.Logger) (*Runner, er
 	if err != nil {
 		return nil, err
 	}
-	hostMnt, err := os.Open(cfg.HostMountNS)
+	hostMnt, err := openHostMountNS(cfg.HostMountNS, log)
 	if err != nil {
-		return nil, fmt.Errorf("opening the host mount namespace: %w", err)
+		return nil, err
 	}
 	return &Runner{
 		hostMnt: hostMnt,
@@ -133,6 +130,31 @@ func New(cfg Config, client kubernetes.Interface, log *slog.Logger) (*Runner, er
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "podrunner"}),
 	}, nil
+}
+
+// openHostMountNS opens the mount namespace path, or when path is empty
+// the first of these that opens: the runner's parent's (the caller of ip
+// netns exec), init's, the runner's own (whose /run/netns mounts only the
+// runner and its children see, which it logs).
+func openHostMountNS(path string, log *slog.Logger) (*os.File, error) {
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("opening the host mount namespace: %w", err)
+		}
+		return f, nil
+	}
+	for _, p := range []string{fmt.Sprintf("/proc/%d/ns/mnt", os.Getppid()), "/proc/1/ns/mnt"} {
+		if f, err := os.Open(p); err == nil {
+			return f, nil
+		}
+	}
+	log.Warn("neither the parent's nor init's mount namespace opens: pod network namespaces are bound in the runner's own, where ip netns outside the runner does not see them")
+	f, err := os.Open("/proc/self/ns/mnt")
+	if err != nil {
+		return nil, fmt.Errorf("opening the runner's mount namespace: %w", err)
+	}
+	return f, nil
 }
 
 // Run registers the node, runs its pods until ctx ends, then stops every
