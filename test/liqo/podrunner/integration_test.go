@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -190,14 +191,21 @@ spec:
     - {name: USER_NAME, valueFrom: {secretKeyRef: {name: creds, key: user}}}
     - {name: MODE, valueFrom: {configMapKeyRef: {name: cfg, key: mode}}}
     - {name: GREETING, value: "hi $(POD_NAME) $$(POD_NAME)"}
+    workingDir: /data
     volumeMounts:
     - {name: data, mountPath: /data}
     - {name: creds, mountPath: /etc/creds}
     - {name: cfg, mountPath: /etc/cfg}
     - {name: cfg, mountPath: /etc/mode-only, subPath: mode}
+    - {name: mem, mountPath: /mem}
+    - {name: info, mountPath: /etc/podinfo}
+    - {name: host, mountPath: /host, readOnly: true}
     readinessProbe:
       exec: {command: ["cat", "/data/who"]}
       periodSeconds: 1
+    lifecycle:
+      preStop:
+        exec: {command: ["/bin/sh", "-c", "echo preStop ran > /proc/1/fd/1"]}
   - name: web
     image: busybox
     command: ["busybox", "httpd", "-f", "-p", "8080", "-h", "/data"]
@@ -206,6 +214,9 @@ spec:
       httpGet: {path: /who, port: 8080}
       periodSeconds: 1
     livenessProbe:
+      tcpSocket: {port: 8080}
+      periodSeconds: 1
+    startupProbe:
       tcpSocket: {port: 8080}
       periodSeconds: 1
   - name: sleeper
@@ -219,6 +230,13 @@ spec:
   - {name: data, emptyDir: {}}
   - {name: creds, secret: {secretName: creds}}
   - {name: cfg, configMap: {name: cfg}}
+  - {name: mem, emptyDir: {medium: Memory}}
+  - name: info
+    downwardAPI:
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: cpu, resourceFieldRef: {containerName: main, resource: limits.cpu}}
+  - {name: host, hostPath: {path: @HOSTDIR@, type: Directory}}
 `
 
 func TestRunnerRunsAPod(t *testing.T) {
@@ -235,7 +253,11 @@ func TestRunnerRunsAPod(t *testing.T) {
 	}
 	c.Kubectl(t, "-n", itNamespace, "create", "secret", "generic", "creds", "--from-literal=user=alice")
 	c.Kubectl(t, "-n", itNamespace, "create", "configmap", "cfg", "--from-literal=mode=fast")
-	c.KubectlIn(t, strings.ReplaceAll(itPod, "@NODE@", l.node.Name), "apply", "-f", "-")
+	hostDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(hostDir, "hello"), []byte("from the host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.KubectlIn(t, strings.NewReplacer("@NODE@", l.node.Name, "@HOSTDIR@", hostDir).Replace(itPod), "apply", "-f", "-")
 	if out, err := c.KubectlErr("-n", itNamespace, "wait", "--for=condition=Ready", "pod/web", "--timeout=90s"); err != nil {
 		t.Fatalf("pod not ready: %v\n%s\n%s", err, out, c.Kubectl(t, "-n", itNamespace, "get", "pod", "web", "-o", "yaml"))
 	}
@@ -262,6 +284,10 @@ func TestRunnerRunsAPod(t *testing.T) {
 	// What the processes see.
 	for _, tc := range []struct{ script, want string }{
 		{"cat /data/who /data/init", "web\ninit-ran"},
+		{"pwd", "/data"},
+		{"stat -f -c %T /mem", "tmpfs"},
+		{"cat /etc/podinfo/labels /etc/podinfo/cpu", fmt.Sprintf("app=\"web\"\n%d", runtime.NumCPU())},
+		{"cat /host/hello; echo; touch /host/x 2>/dev/null || echo read-only", "from the host\nread-only"},
 		{"cat /etc/creds/user; echo; cat /etc/cfg/mode; echo; cat /etc/mode-only", "alice\nfast\nfast"},
 		{"echo $POD_NAME $POD_IP $NODE $APP $USER_NAME $MODE", fmt.Sprintf("web %s %s web alice fast", podIP, l.node.Name)},
 		{"echo $GREETING", "hi web $(POD_NAME)"},
@@ -421,8 +447,8 @@ spec:
 		}
 	}
 	checkNoMounts(t, l.stateDir, l.runner.Pid())
-	if got, err := exec.Command("grep", "-c", "got TERM", logFile(t, l.stateDir, "main")).Output(); err != nil || strings.TrimSpace(string(got)) != "1" {
-		t.Errorf("main's log does not say it got SIGTERM: %v %q", err, got)
+	if got, err := os.ReadFile(logFile(t, l.stateDir, "main")); err != nil || !strings.Contains(string(got), "preStop ran\ngot TERM") {
+		t.Errorf("main's log does not say its preStop hook ran, then it got SIGTERM: %v\n%s", err, got)
 	}
 
 	// The runner's own shutdown removes the bridge.
