@@ -41,6 +41,7 @@ type lab struct {
 	runner   *netns.Proc
 	bin      string
 	images   string
+	sleepBin string // the sleeper image's entrypoint
 	stateDir string
 }
 
@@ -59,6 +60,7 @@ func startLab(t *testing.T) *lab {
 	netns.RequireRoot(t)
 	k8stest.Bin(t)
 	l := &lab{stateDir: t.TempDir(), bin: filepath.Join(t.TempDir(), "podrunner")}
+	l.sleepBin = filepath.Join(t.TempDir(), "sleep")
 	build := exec.Command("go", "build", "-o", l.bin, "./test/cmd/podrunner")
 	build.Dir = k8stest.Root()
 	if out, err := build.CombinedOutput(); err != nil {
@@ -85,8 +87,14 @@ func startLab(t *testing.T) *lab {
 	}
 	l.client = cs
 
+	// The sleeper image's binary lies in /tmp, which each container has
+	// a tmpfs of its own over.
+	tmpBin := l.sleepBin
+	if b, err := os.ReadFile("/bin/sleep"); err != nil || os.WriteFile(tmpBin, b, 0o755) != nil {
+		t.Fatalf("copying /bin/sleep: %v", err)
+	}
 	l.images = filepath.Join(t.TempDir(), "images.json")
-	b, _ := json.Marshal(map[string]string{"example.com/tools/sleeper": "/bin/sleep"})
+	b, _ := json.Marshal(map[string]string{"example.com/tools/sleeper": tmpBin})
 	if err := os.WriteFile(l.images, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -320,10 +328,10 @@ func TestRunnerRunsAPod(t *testing.T) {
 	if out, code := l.exec(t, "web", "main", "/bin/sh", "-c", "exit 7"); code != 7 {
 		t.Errorf("exit status: %d (%s), want 7", code, out)
 	}
-	if got := l.sh(t, "web", "sleeper", "cat /proc/1/cmdline | tr '\\0' ' '"); got != "/bin/sleep 3600" {
+	if got := l.sh(t, "web", "sleeper", "cat /proc/1/cmdline | tr '\\0' ' '"); got != l.sleepBin+" 3600" {
 		t.Errorf("the image's entrypoint: %q", got)
 	}
-	if got := l.sh(t, "web", "napper", "cat /proc/1/cmdline | tr '\\0' ' '"); got != "/bin/sleep 3599" {
+	if got := l.sh(t, "web", "napper", "cat /proc/1/cmdline | tr '\\0' ' '"); got != l.sleepBin+" 3599" {
 		t.Errorf("a command naming the image's program: %q", got)
 	}
 	logs, err := exec.Command(l.bin, "logs", "--state-dir", l.stateDir, "--namespace", itNamespace, "--pod", "web", "--container", "main").CombinedOutput()

@@ -135,6 +135,10 @@ func (r *Runner) initSpec(ps *podState, c *container, info PodInfo, argv, env []
 	if err != nil {
 		return nil, err
 	}
+	if bin, ok := r.cfg.Images.Entrypoint(c.spec.Image); ok && argv[0] == bin && underPrivateMount(bin) {
+		// The container's own tmpfs would hide a binary built into /tmp.
+		mounts = append([]BindMount{{Source: bin, Target: bin, ReadOnly: true}}, mounts...)
+	}
 	return &InitSpec{
 		Hostname:   uts,
 		Upper:      upper,
@@ -146,6 +150,17 @@ func (r *Runner) initSpec(ps *podState, c *container, info PodInfo, argv, env []
 		Argv:       argv,
 		Env:        env,
 	}, nil
+}
+
+// underPrivateMount says whether path lies where a container has a
+// tmpfs of its own (/tmp, /run, /dev/shm), which hides the host's files.
+func underPrivateMount(path string) bool {
+	for _, dir := range []string{"/tmp/", "/run/", "/dev/shm/"} {
+		if strings.HasPrefix(filepath.Clean(path), dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // recordExit notes that proc, container c's process, has exited. Called
