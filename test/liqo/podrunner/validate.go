@@ -45,7 +45,7 @@ func Validate(pod *corev1.Pod, images Images) []error {
 		add(unsupported("spec.runtimeClassName %q: runtime classes are", *s.RuntimeClassName))
 	}
 	if s.OS != nil && s.OS.Name != "" && s.OS.Name != corev1.Linux {
-		add(unsupported("spec.os.name %q: only linux is", s.OS.Name))
+		add(unsupported("spec.os.name %q: operating systems other than linux are", s.OS.Name))
 	}
 	if len(s.ResourceClaims) > 0 {
 		add(unsupported("spec.resourceClaims: dynamic resource allocation is"))
