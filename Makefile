@@ -13,7 +13,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # jq: the checks of perf/'s analysis and gate on synthetic results.
 TEST_DEBS := iproute2 iputils-ping nftables openssl jq
 
-.PHONY: all build image test unit e2e deps demo demo-k8s bench lint fmt vet staticcheck clean generate k8s-tools manifests
+.PHONY: all build image test unit e2e deps demo demo-k8s bench lint fmt vet staticcheck clean generate k8s-tools liqo-tools manifests
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 all: build
@@ -55,7 +55,7 @@ deps:
 # status, and the target fails with the race run's status, else the seeds'.
 # perf-check (no root, a minute or two) goes first: the benchmark scripts' analysis
 # and gate on synthetic results.
-test: deps build k8s-tools perf-check
+test: deps build k8s-tools liqo-tools perf-check
 	$(GO) build -o bin/testsummary ./test/cmd/testsummary
 	set -o pipefail; seeds=0; \
 	$(GO) test -count=1 -timeout 10m -run '^TestMeshCutsDetectedAndFailedOver$$' ./pkg/failover/ || seeds=$$?; \
@@ -128,6 +128,12 @@ manifests: k8s-tools
 # Kubernetes tests run (once per machine, cached outside the repo).
 k8s-tools:
 	test/k8s/cluster.sh build
+
+# liqo-tools builds what the real-Liqo lab (test/liqo/lab.sh) runs: Liqo
+# v1.2.0's binaries and chart from its Go module (once per machine, about
+# 6 minutes, cached outside the repo), with the Kubernetes tools above.
+liqo-tools: k8s-tools
+	test/liqo/lab.sh build
 
 clean:
 	rm -rf bin

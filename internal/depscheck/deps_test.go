@@ -49,20 +49,23 @@ var confined = map[string][]string{
 	// Kubernetes stays in the controllers (pkg/kube/...), the API types
 	// (api/, apimachinery only) and test tooling that drives real API
 	// servers: the relay's core and shells never see it.
-	"k8s.io/client-go":               {module + "/pkg/kube/", module + "/test/"},
-	"k8s.io/api/":                    {module + "/pkg/kube/", module + "/test/"},
-	"k8s.io/apimachinery/":           {module + "/pkg/kube/", module + "/api/", module + "/test/"},
-	"sigs.k8s.io/":                   {module + "/pkg/kube/", module + "/test/"},
-	module + "/api/":                 {module + "/pkg/kube/", module + "/test/", module + "/api/"},
-	"github.com/vishvananda/netlink": {module + "/pkg/tun", module + "/pkg/liqonet", module + "/internal/netns"}, // kernel shells
+	"k8s.io/client-go":     {module + "/pkg/kube/", module + "/test/"},
+	"k8s.io/api/":          {module + "/pkg/kube/", module + "/test/"},
+	"k8s.io/apimachinery/": {module + "/pkg/kube/", module + "/api/", module + "/test/"},
+	"sigs.k8s.io/":         {module + "/pkg/kube/", module + "/test/"},
+	module + "/api/":       {module + "/pkg/kube/", module + "/test/", module + "/api/"},
+	// The kernel shells, and the real-Liqo lab's load balancer (routes in
+	// the lab's underlay router).
+	"github.com/vishvananda/netlink": {module + "/pkg/tun", module + "/pkg/liqonet", module + "/internal/netns", module + "/test/liqo/labservices"},
 	// nftables over netlink: the relay programs its Liqo table without the
 	// nft binary (the image is scratch).
 	"github.com/google/nftables": {module + "/pkg/liqonet"},
 	// The image builder (make image) is build tooling: the relay never
 	// links it.
 	"github.com/google/go-containerregistry": {module + "/build/"},
-	// DNS wire format stays in the resolver and the responder.
-	"github.com/miekg/dns": {module + "/pkg/resolver", module + "/pkg/dnsserver"},
+	// DNS wire format stays in the resolver and the responder, and the
+	// real-Liqo lab's cluster DNS (test tooling).
+	"github.com/miekg/dns": {module + "/pkg/resolver", module + "/pkg/dnsserver", module + "/test/liqo/labservices"},
 }
 
 type pkg struct {
