@@ -93,7 +93,7 @@ func itemMode(m *int32, def os.FileMode) os.FileMode {
 func put(files map[string]File, p string, f File) error {
 	clean := path.Clean(p)
 	if p == "" || path.IsAbs(p) || strings.HasPrefix(clean, "..") {
-		return fmt.Errorf("path %q: must be relative, inside the volume and not start with ..", p)
+		return fmt.Errorf("path %q: must be relative and inside the volume (no leading ..)", p)
 	}
 	files[clean] = f
 	return nil
