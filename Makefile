@@ -11,7 +11,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # nftables: the e2e failover test cuts a link silently with an nft drop rule.
 # openssl: test/k8s/cluster.sh makes the test API servers' certificates.
 # jq: the checks of perf/'s analysis and gate on synthetic results.
-TEST_DEBS := iproute2 iputils-ping nftables openssl jq
+TEST_DEBS := iproute2 iputils-ping nftables openssl jq procps
 
 .PHONY: all build image test unit e2e deps demo demo-k8s bench lint fmt vet staticcheck clean generate k8s-tools liqo-tools manifests
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
@@ -131,7 +131,7 @@ k8s-tools:
 
 # liqo-tools builds what the real-Liqo lab (test/liqo/lab.sh) runs: Liqo
 # v1.2.0's binaries and chart from its Go module (once per machine, about
-# 6 minutes, cached outside the repo), with the Kubernetes tools above.
+# 3 minutes after the Kubernetes tools, cached outside the repo).
 liqo-tools: k8s-tools
 	test/liqo/lab.sh build
 

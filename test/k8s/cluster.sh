@@ -4,7 +4,7 @@
 #   cluster.sh build          build kube-apiserver, etcd, kubectl and helm once,
 #                             and kube-controller-manager, kube-scheduler and
 #                             kube-proxy for test/liqo/lab.sh (cached under
-#                             $K8S_CACHE, ~13 min on 2 cores)
+#                             $K8S_CACHE, ~6 min on 2 cores)
 #   cluster.sh bin            print the directory that holds (or will hold) them
 #   cluster.sh up NAME        start etcd + kube-apiserver for cluster NAME, wait
 #                             until ready, print the admin kubeconfig path last
@@ -64,7 +64,7 @@ have_bins() {
 # into place only when everything built, so an interrupted build is redone.
 build() {
 	have_bins && return 0
-	echo "cluster.sh: building kube-apiserver $K8S_VERSION, kube-controller-manager, kube-scheduler, kube-proxy, etcd, kubectl and helm into $BIN (once per machine, about 13 minutes on 2 cores)" >&2
+	echo "cluster.sh: building kube-apiserver $K8S_VERSION, kube-controller-manager, kube-scheduler, kube-proxy, etcd, kubectl and helm into $BIN (once per machine, about 6 minutes on 2 cores with the module cache filled)" >&2
 	mkdir -p "$K8S_CACHE"
 	local tmp
 	tmp=$(mktemp -d "$K8S_CACHE/build.XXXXXX")

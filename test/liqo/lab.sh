@@ -12,8 +12,8 @@
 #
 #   lab.sh build        build everything (cached: Kubernetes under
 #                       $K8S_CACHE/k8s-*, Liqo under $K8S_CACHE/liqo-*, each
-#                       keyed by its tools module's hash; about 13 and 6
-#                       minutes on 2 cores the first time)
+#                       keyed by its tools module's hash; from an empty Go
+#                       build cache on 2 cores, about 6 and then 3 minutes)
 #   lab.sh up           underlay, three control planes, nodes Ready
 #   lab.sh install      Liqo from its chart into every cluster (helm install)
 #   lab.sh peer         liqoctl peer: the consumer with each provider
@@ -24,6 +24,7 @@
 #                       run ARGV in a container's network and mount namespaces
 #   lab.sh logs CLUSTER NS POD CONTAINER
 #   lab.sh liqoctl CLUSTER ARGS...   Liqo's liqoctl against CLUSTER
+#   lab.sh inventory    every Liqo object, pod and Liqo namespace's object
 #   lab.sh bin          the directory of every binary the lab runs
 #
 # The underlay (laid out for NAT between clusters later): a router
@@ -96,7 +97,7 @@ have_liqo() {
 # liqo-fabric (the fabric DaemonSet).
 build_liqo() {
 	have_liqo && return 0
-	log "building Liqo $LIQO_VERSION from its Go module into $LIQO_BIN (once per machine, about 6 minutes on 2 cores)"
+	log "building Liqo $LIQO_VERSION from its Go module into $LIQO_BIN (once per machine, about 3 minutes on 2 cores after the Kubernetes tools)"
 	mkdir -p "$K8S_CACHE"
 	local tmp dir
 	tmp=$(mktemp -d "$K8S_CACHE/liqo-build.XXXXXX")
@@ -414,8 +415,29 @@ peer() {
 	log "peered: consumer with provider-a and provider-b"
 }
 
+# inventory: what exists in every cluster, as "CLUSTER KIND NAMESPACE/NAME"
+# lines: every object of Liqo's API groups (*.liqo.io), every pod, and
+# the Deployments, DaemonSets, Services, Secrets, ConfigMaps and
+# ServiceAccounts of the liqo and liqo-tenant-* namespaces.
+inventory() {
+	local c r ns
+	for c in "${CLUSTERS[@]}"; do
+		for r in $(kubectl_ "$c" api-resources -o name | grep '\.liqo\.io$' | sort) pods; do
+			kubectl_ "$c" get "$r" -A --no-headers -o custom-columns=NS:.metadata.namespace,NAME:.metadata.name 2>/dev/null |
+				awk -v c="$c" -v r="$r" '{ print c, r, ($1 == "<none>" ? "" : $1 "/") $2 }'
+		done
+		for ns in $(kubectl_ "$c" get namespaces -o name | sed 's|namespace/||' | grep -E '^liqo(-tenant-.*)?$'); do
+			for r in deployments daemonsets services secrets configmaps serviceaccounts; do
+				kubectl_ "$c" get "$r" -n "$ns" --no-headers -o custom-columns=NAME:.metadata.name 2>/dev/null |
+					awk -v c="$c" -v r="$r" -v ns="$ns" '{ print c, r, ns "/" $1 }'
+			done
+		done
+	done
+}
+
 case ${1:-} in
 build) build ;;
+inventory) inventory ;;
 install) install ;;
 peer) peer ;;
 all)
@@ -445,7 +467,7 @@ up) up ;;
 down) down ;;
 kubeconfig) kc "${2:?usage: lab.sh kubeconfig CLUSTER}" ;;
 *)
-	echo "usage: $0 build | up | install | peer | all | down | kubeconfig CLUSTER | exec CLUSTER NS POD CONTAINER -- ARGV... | logs CLUSTER NS POD CONTAINER | liqoctl CLUSTER ARGS... | bin" >&2
+	echo "usage: $0 build | up | install | peer | all | down | kubeconfig CLUSTER | exec CLUSTER NS POD CONTAINER -- ARGV... | logs CLUSTER NS POD CONTAINER | liqoctl CLUSTER ARGS... | inventory | bin" >&2
 	exit 2
 	;;
 esac

@@ -204,6 +204,18 @@ func TestLiqoPeeredByLiqoctl(t *testing.T) {
 		})
 	}
 
+	// What Liqo's code made, for the record (LAB_INVENTORY=FILE keeps it).
+	inv, err := lab(t, "inventory")
+	if err != nil {
+		t.Errorf("lab.sh inventory: %v", err)
+	}
+	t.Logf("inventory: %d objects\n%s", strings.Count(inv, "\n"), inv)
+	if f := os.Getenv("LAB_INVENTORY"); f != "" {
+		if err := os.WriteFile(f, []byte(inv), 0o644); err != nil {
+			t.Errorf("writing the inventory: %v", err)
+		}
+	}
+
 	// A process in each provider's gateway pod reaches the consumer's
 	// gateway over Liqo's WireGuard tunnel: the gateway server's end is
 	// 169.254.18.1, the client's 169.254.18.2 (Liqo's pkg/gateway/tunnel).
