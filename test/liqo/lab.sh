@@ -25,6 +25,7 @@
 #   lab.sh logs CLUSTER NS POD CONTAINER
 #   lab.sh liqoctl CLUSTER ARGS...   Liqo's liqoctl against CLUSTER
 #   lab.sh inventory    every Liqo object, pod and Liqo namespace's object
+#   lab.sh diagnose     pods, events, Liqo networking objects, log tails
 #   lab.sh bin          the directory of every binary the lab runs
 #
 # The underlay (laid out for NAT between clusters later): a router
@@ -39,8 +40,17 @@
 # (node 1 of 10.244.0.0/16) and its Services 10.96.0.0/16: the clusters
 # overlap, and Liqo's IPAM remaps them.
 #
+# One lab runs on a machine at a time: its namespaces, links and route have
+# fixed names. Run everything as root (K8S_CACHE defaults to root's cache).
+#
+# Exit status: 0 done; 1 failed; 3 a lab already runs (up); 4 this machine
+# cannot run the lab (not root, a tool or a build missing): lab_test.go
+# skips on 3 and 4 outside CI and fails in CI.
+#
 # Environment: LAB_STATE (/tmp/liqo-relay-lab), K8S_CACHE (as cluster.sh),
-# LAB_TTL (seconds after which a watchdog takes the lab down, 5400).
+# LAB_TTL (seconds after which a watchdog takes the lab down, 5400),
+# LAB_FORCE=1 (down removes the lab's namespaces, links and route even when
+# LAB_STATE holds no lab: one left behind by a lost state directory).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -60,12 +70,22 @@ export GONOSUMDB=github.com/liqotech/virtual-kubelet
 
 log() { printf '%s lab: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# unable MESSAGE: the machine cannot run the lab (exit status 4).
+unable() { log "cannot run the lab here: $*"; exit 4; }
 
-# index CLUSTER: its number k on the underlay (10.210.k.0/24).
+# check_cluster CLUSTER: dies unless the lab has CLUSTER.
+check_cluster() {
+	local c
+	for c in "${CLUSTERS[@]}"; do [ "$c" != "$1" ] || return 0; done
+	die "no cluster \"$1\" (the lab has ${CLUSTERS[*]})"
+}
+
+# index CLUSTER: its number k on the underlay (10.210.k.0/24); callers
+# check the name first (check_cluster).
 index() {
 	local i
 	for i in "${!CLUSTERS[@]}"; do [ "${CLUSTERS[$i]}" != "$1" ] || { echo $((i + 1)); return; }; done
-	die "no cluster $1 (the lab has ${CLUSTERS[*]})"
+	echo 0
 }
 node() { echo "ll-$1-n1"; }
 node_ip() { echo "10.210.$(index "$1").11"; }
@@ -175,17 +195,30 @@ stop_pid() {
 	rm -f "$f"
 }
 
+# wait_for WHAT SECONDS LOG CMD...: runs CMD until it succeeds; after
+# SECONDS it dies, with the tail of LOG (the log of the process waited for).
 wait_for() {
-	local what=$1 secs=$2
-	shift 2
+	local what=$1 secs=$2 logf=$3
+	shift 3
 	for _ in $(seq $((secs * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+	[ ! -f "$logf" ] || { log "the last lines of $logf:"; tail -15 "$logf" >&2; }
 	die "$what: not after ${secs} s"
+}
+
+# alive CLUSTER NAME...: dies when one of the cluster's processes exited.
+alive() {
+	local c=$1 n
+	shift
+	for n in "$@"; do
+		kill -0 "$(cat "$LAB_STATE/$c/$n.pid")" 2>/dev/null ||
+			{ tail -15 "$LAB_STATE/$c/$n.log" >&2; die "$n of $c exited (log: $LAB_STATE/$c/$n.log)"; }
+	done
 }
 
 # ---- network ----------------------------------------------------------------
 
+# net_up makes the underlay; up has made the router namespace.
 net_up() {
-	ip netns add "$ROUTER"
 	ip -n "$ROUTER" link set lo up
 	ip netns exec "$ROUTER" sysctl -qw net.ipv4.ip_forward=1
 	ip link add ll-host type veth peer name up0 netns "$ROUTER"
@@ -290,7 +323,7 @@ cluster_up() {
 		--service-cluster-ip-range "$SERVICE_CIDR" --authorization-mode Node,RBAC \
 		--allow-privileged=true --enable-aggregator-routing=true \
 		--cert-dir "$d/apiserver-certs" --profiling=false --v 0
-	wait_for "the API server of $c" 120 kubectl_ "$c" get --raw /readyz
+	wait_for "the API server of $c" 120 "$d/apiserver.log" kubectl_ "$c" get --raw /readyz
 	start "$c" controller-manager "$b/kube-controller-manager" --kubeconfig "$d/kubeconfig" \
 		--authentication-kubeconfig "$d/kubeconfig" --authorization-kubeconfig "$d/kubeconfig" \
 		--service-account-private-key-file "$d/pki/sa.key" --root-ca-file "$d/pki/ca.crt" \
@@ -314,19 +347,29 @@ cluster_up() {
 }
 
 cluster_ready() {
-	local c=$1
-	wait_for "node $(node "$c") Ready" 120 kubectl_ "$c" wait --for=condition=Ready "node/$(node "$c")" --timeout=1s
-	wait_for "the default ServiceAccount of $c" 120 kubectl_ "$c" get serviceaccount default -n default
-	wait_for "the kube-root-ca.crt ConfigMap of $c" 120 kubectl_ "$c" get configmap kube-root-ca.crt -n default
+	local c=$1 d=$LAB_STATE/$1
+	wait_for "node $(node "$c") Ready" 120 "$d/podrunner.log" kubectl_ "$c" wait --for=condition=Ready "node/$(node "$c")" --timeout=1s
+	wait_for "the default ServiceAccount of $c" 120 "$d/controller-manager.log" kubectl_ "$c" get serviceaccount default -n default
+	wait_for "the kube-root-ca.crt ConfigMap of $c" 120 "$d/controller-manager.log" kubectl_ "$c" get configmap kube-root-ca.crt -n default
+	alive "$c" etcd apiserver controller-manager scheduler kube-proxy podrunner labservices
 }
 
 up() {
-	[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
-	[ ! -e "$LAB_STATE/up" ] || die "the lab runs (state in $LAB_STATE); lab.sh down first"
-	have_liqo || die "Liqo is not built: lab.sh build"
-	command -v nft >/dev/null || die "kube-proxy's nftables mode needs nft (Debian: nftables)"
+	[ "$(id -u)" = 0 ] || unable "needs root (network namespaces)"
+	local t
+	for t in ip nft openssl jq setsid sysctl; do command -v "$t" >/dev/null || unable "needs $t (Debian: iproute2, nftables, openssl, jq, util-linux, procps)"; done
+	have_liqo || unable "Liqo is not built in $LIQO_BIN: lab.sh build"
+	bash "$ROOT/test/k8s/cluster.sh" bin >/dev/null && [ -x "$(k8s_bin)/kube-proxy" ] || unable "the Kubernetes tools are not built: lab.sh build"
+	# The router namespace is the machine's lock: ip netns add fails when
+	# it exists.
+	if [ -e "/run/netns/$ROUTER" ] || ! ip netns add "$ROUTER" 2>/dev/null; then
+		log "a lab already runs on this machine (network namespace $ROUTER); lab.sh down first"
+		exit 3
+	fi
 	mkdir -p "$LAB_STATE"
 	touch "$LAB_STATE/up"
+	trap 'log "up failed; what it made is still there (logs under $LAB_STATE): lab.sh down removes it"' ERR
+	build_lab
 	images
 	net_up
 	# The watchdog takes the lab down after LAB_TTL seconds, so a run that
@@ -340,7 +383,15 @@ up() {
 }
 
 down() {
-	local c
+	local c f
+	if [ ! -e "$LAB_STATE/up" ]; then
+		if [ -e "/run/netns/$ROUTER" ] && [ "${LAB_FORCE:-}" != 1 ]; then
+			die "$LAB_STATE holds no lab, but network namespace $ROUTER exists: another LAB_STATE's lab, or one whose state is lost (LAB_FORCE=1 lab.sh down removes its namespaces, links and route)"
+		fi
+		net_down
+		log "down (no lab in $LAB_STATE)"
+		return 0
+	fi
 	if [ -f "$LAB_STATE/watchdog.pid" ] && [ "$$" != "$(cat "$LAB_STATE/watchdog.pid")" ]; then
 		kill -- "-$(cat "$LAB_STATE/watchdog.pid")" 2>/dev/null || true
 	fi
@@ -349,11 +400,22 @@ down() {
 	# still answers.
 	for c in "${CLUSTERS[@]}"; do stop_pid "$LAB_STATE/$c/podrunner.pid" 90 & done
 	wait
+	# Whatever a runner that did not finish left: its containers' processes
+	# and its pods' namespaces, from its records.
+	for c in "${CLUSTERS[@]}"; do
+		for f in "$LAB_STATE/$c/runner/pods"/*/*.pid; do [ ! -f "$f" ] || kill -KILL "$(cat "$f")" 2>/dev/null || true; done
+		for f in "$LAB_STATE/$c/runner/netns"/*; do [ ! -e "$f" ] || ip netns del "$(basename "$f")" 2>/dev/null || true; done
+	done
 	for c in "${CLUSTERS[@]}"; do
 		for p in labservices kube-proxy scheduler controller-manager apiserver etcd; do stop_pid "$LAB_STATE/$c/$p.pid"; done
 	done
 	net_down
-	rm -rf "$LAB_STATE"
+	# Only what the lab wrote: LAB_STATE may have been given as a
+	# directory that holds other things.
+	rm -rf "$LAB_STATE/bin" "$LAB_STATE/images.json" "$LAB_STATE"/peer-*.log "$LAB_STATE/watchdog.pid"
+	for c in "${CLUSTERS[@]}"; do rm -rf "${LAB_STATE:?}/$c"; done
+	rm -f "$LAB_STATE/up"
+	rmdir "$LAB_STATE" 2>/dev/null || true
 	log "down"
 }
 
@@ -389,12 +451,16 @@ telemetry:
   enabled: false
 EOF
 	log "$c: helm install liqo"
-	"$(k8s_bin)/helm" install liqo "$LIQO_BIN/chart" --kubeconfig "$(kc "$c")" --namespace liqo --create-namespace \
+	"$(k8s_bin)/helm" upgrade --install liqo "$LIQO_BIN/chart" --kubeconfig "$(kc "$c")" --namespace liqo --create-namespace \
 		--values "$d/liqo-values.yaml" --wait --timeout 10m >"$d/helm-install.log" 2>&1 ||
 		{ tail -20 "$d/helm-install.log" >&2; kubectl_ "$c" get pods -A -o wide >&2 || true; die "helm install liqo into $c failed (log: $d/helm-install.log)"; }
 }
 
+# require_up: dies unless this LAB_STATE's lab runs.
+require_up() { [ -e "$LAB_STATE/up" ] || die "no lab runs in $LAB_STATE: lab.sh up first"; }
+
 install() {
+	require_up
 	local c
 	for c in "${CLUSTERS[@]}"; do install_one "$c"; done
 	log "Liqo installed in ${CLUSTERS[*]}"
@@ -405,6 +471,7 @@ install() {
 # without a ResourceSlice: offloading (the virtual node) is not in the lab
 # yet, and liqoctl would wait for it.
 peer() {
+	require_up
 	local p
 	for p in provider-a provider-b; do
 		log "liqoctl peer consumer -> $p"
@@ -435,9 +502,35 @@ inventory() {
 	done
 }
 
+# diagnose: what a failed run needs to be understood, before down removes
+# it: per cluster the pods, the latest events, Liqo's networking objects,
+# and the tails of every process's and container's log.
+diagnose() {
+	local c f
+	for c in "${CLUSTERS[@]}"; do
+		[ -f "$(kc "$c")" ] || continue
+		echo "==== $c: pods"
+		kubectl_ "$c" get pods -A -o wide 2>&1 || true
+		echo "==== $c: events (latest 30)"
+		kubectl_ "$c" get events -A --sort-by=.lastTimestamp 2>&1 | tail -30 || true
+		echo "==== $c: Liqo networking"
+		kubectl_ "$c" get foreignclusters,connections.networking.liqo.io,gatewayservers.networking.liqo.io,gatewayclients.networking.liqo.io,internalfabrics,genevetunnels -A 2>&1 || true
+		for f in "$LAB_STATE/$c"/*.log "$LAB_STATE/$c/runner/pods"/*/*.log; do
+			[ -f "$f" ] || continue
+			echo "==== $f (last 15 lines)"
+			tail -15 "$f"
+		done
+	done
+}
+
+usage() {
+	echo "usage: $0 build | up | install | peer | all | down | kubeconfig CLUSTER | exec CLUSTER NS POD CONTAINER -- ARGV... | logs CLUSTER NS POD CONTAINER | liqoctl CLUSTER ARGS... | inventory | diagnose | bin" >&2
+	exit 2
+}
+
 case ${1:-} in
 build) build ;;
-inventory) inventory ;;
+up) up ;;
 install) install ;;
 peer) peer ;;
 all)
@@ -446,28 +539,35 @@ all)
 	install
 	peer
 	;;
+down) down ;;
+inventory) require_up && inventory ;;
+diagnose) diagnose ;;
+bin) echo "$LIQO_BIN $(k8s_bin) $LAB_STATE/bin" ;;
+kubeconfig)
+	[ $# -eq 2 ] || usage
+	check_cluster "$2"
+	kc "$2"
+	;;
 exec)
-	c=${2:?usage: lab.sh exec CLUSTER NS POD CONTAINER -- ARGV...} ns=${3:?} pod=${4:?} ctr=${5:?}
+	[ $# -ge 6 ] || usage
+	check_cluster "$2"
+	c=$2 ns=$3 pod=$4 ctr=$5
 	shift 5
 	[ "${1:-}" != -- ] || shift
+	[ $# -gt 0 ] || usage
 	exec "$LAB_STATE/bin/podrunner" exec --state-dir "$LAB_STATE/$c/runner" --namespace "$ns" --pod "$pod" --container "$ctr" -- "$@"
 	;;
+logs)
+	[ $# -eq 5 ] || usage
+	check_cluster "$2"
+	exec "$LAB_STATE/bin/podrunner" logs --state-dir "$LAB_STATE/$2/runner" --namespace "$3" --pod "$4" --container "$5"
+	;;
 liqoctl)
-	c=${2:?usage: lab.sh liqoctl CLUSTER ARGS...}
+	[ $# -ge 2 ] || usage
+	check_cluster "$2"
+	c=$2
 	shift 2
 	exec "$LIQO_BIN/liqoctl" --kubeconfig "$(kc "$c")" "$@"
 	;;
-logs)
-	c=${2:?usage: lab.sh logs CLUSTER NS POD CONTAINER}
-	exec "$LAB_STATE/bin/podrunner" logs --state-dir "$LAB_STATE/$c/runner" --namespace "${3:?}" --pod "${4:?}" --container "${5:?}"
-	;;
-
-bin) echo "$LIQO_BIN $(k8s_bin) $LAB_STATE/bin" ;;
-up) up ;;
-down) down ;;
-kubeconfig) kc "${2:?usage: lab.sh kubeconfig CLUSTER}" ;;
-*)
-	echo "usage: $0 build | up | install | peer | all | down | kubeconfig CLUSTER | exec CLUSTER NS POD CONTAINER -- ARGV... | logs CLUSTER NS POD CONTAINER | liqoctl CLUSTER ARGS... | inventory | bin" >&2
-	exit 2
-	;;
+*) usage ;;
 esac

@@ -3,8 +3,10 @@
 // consumer peered with both providers by liqoctl, and checks that Liqo's
 // controllers and gateways did their work: both Connections established,
 // liqoctl info healthy, a process in a provider's gateway pod reaching the
-// consumer's gateway over Liqo's WireGuard tunnel, and the gateway pods
-// running the containers Liqo's template gives.
+// consumer's gateway over Liqo's WireGuard tunnel, each provider's node and
+// gateway pod reaching each other over Liqo's internal network (the geneve
+// stand-in's ends), and the gateway pods running the containers Liqo's
+// template gives.
 //
 // It needs root and the lab's binaries (lab.sh build, which make test runs
 // through make liqo-tools). Where Liqo cannot be built or started, it
@@ -13,7 +15,9 @@ package lab_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,17 +35,65 @@ func labScript() string {
 	return filepath.Join(filepath.Dir(file), "lab.sh")
 }
 
+// Exit statuses of lab.sh (its header).
+const (
+	exitLabRuns = 3 // a lab already runs on this machine
+	exitUnable  = 4 // this machine cannot run the lab
+)
+
+// labRun is one run of the lab: every command it starts ends by ctx,
+// which ends before the test's deadline with time left to take the lab
+// down and say why.
+type labRun struct {
+	t       *testing.T
+	ctx     context.Context
+	kubectl string // the lab's kubectl
+}
+
+func newLabRun(t *testing.T) *labRun {
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-3*time.Minute))
+		t.Cleanup(cancel)
+	}
+	return &labRun{t: t, ctx: ctx}
+}
+
 // lab runs lab.sh with args and returns its stdout; stderr goes to the
-// test log.
-func lab(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command("bash", append([]string{labScript()}, args...)...)
+// test log (the last 40 lines).
+func (r *labRun) lab(args ...string) (string, error) {
+	r.t.Helper()
+	out, stderr, err := r.run(r.ctx, args...)
+	r.t.Logf("lab.sh %s: %v\n%s", strings.Join(args, " "), err, tail(stderr, 40))
+	return out, err
+}
+
+// quiet runs lab.sh like lab, logging only a failure: for the polls.
+func (r *labRun) quiet(args ...string) (string, error) {
+	r.t.Helper()
+	out, stderr, err := r.run(r.ctx, args...)
+	if err != nil {
+		return out, fmt.Errorf("lab.sh %s: %w: %s", strings.Join(args, " "), err, tail(stderr, 10))
+	}
+	return out, nil
+}
+
+func (r *labRun) run(ctx context.Context, args ...string) (string, string, error) {
+	cmd := exec.CommandContext(ctx, "bash", append([]string{labScript()}, args...)...)
+	cmd.WaitDelay = 10 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
 	err := cmd.Run()
-	t.Logf("lab.sh %s: %v (%v)\n%s", strings.Join(args, " "), err, time.Since(start).Round(time.Second), tail(stderr.String(), 40))
-	return stdout.String(), err
+	return stdout.String(), stderr.String(), err
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
 }
 
 func tail(s string, n int) string {
@@ -64,19 +116,29 @@ func setupFailed(t *testing.T, format string, args ...any) {
 	t.Skip(msg + " (skipped outside CI; in CI this fails)")
 }
 
+// down takes the lab down; when the test failed, it first logs what a
+// reader needs to see why (lab.sh diagnose), which down then removes.
+func (r *labRun) down() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if r.t.Failed() {
+		out, _, err := r.run(ctx, "diagnose")
+		r.t.Logf("lab.sh diagnose (%v):\n%s", err, out)
+	}
+	if _, stderr, err := r.run(ctx, "down"); err != nil {
+		r.t.Errorf("lab.sh down: %v\n%s", err, tail(stderr, 20))
+	}
+}
+
 // kubectl runs the lab's kubectl against cluster c.
-func kubectl(t *testing.T, c string, args ...string) (string, error) {
-	t.Helper()
-	kc, err := lab(t, "kubeconfig", c)
+func (r *labRun) kubectlIn(c string, args ...string) (string, error) {
+	r.t.Helper()
+	kc, err := r.quiet("kubeconfig", c)
 	if err != nil {
 		return "", err
 	}
-	bins, err := lab(t, "bin")
-	if err != nil {
-		return "", err
-	}
-	k8s := strings.Fields(bins)[1]
-	out, err := exec.Command(filepath.Join(k8s, "kubectl"), append([]string{"--kubeconfig", strings.TrimSpace(kc)}, args...)...).CombinedOutput()
+	cmd := exec.CommandContext(r.ctx, r.kubectl, append([]string{"--kubeconfig", strings.TrimSpace(kc)}, args...)...)
+	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
 
@@ -107,9 +169,9 @@ type objList struct {
 	} `json:"items"`
 }
 
-func list(t *testing.T, c, resource string) (objList, error) {
-	t.Helper()
-	out, err := kubectl(t, c, "get", resource, "-A", "-o", "json")
+func (r *labRun) list(c, resource string) (objList, error) {
+	r.t.Helper()
+	out, err := r.kubectlIn(c, "get", resource, "-A", "-o", "json")
 	if err != nil {
 		return objList{}, fmt.Errorf("kubectl get %s in %s: %w: %s", resource, c, err, out)
 	}
@@ -125,29 +187,41 @@ func TestLiqoPeeredByLiqoctl(t *testing.T) {
 		t.Skip("builds and runs Liqo and three Kubernetes clusters; not in -short")
 	}
 	netns.RequireRoot(t)
-	if _, err := lab(t, "build"); err != nil {
+	r := newLabRun(t)
+	if _, err := r.lab("build"); err != nil {
 		setupFailed(t, "building Liqo v1.2.0 and the lab failed: %v", err)
 	}
-	t.Cleanup(func() {
-		if _, err := lab(t, "down"); err != nil {
-			t.Errorf("lab.sh down: %v", err)
-		}
-	})
-	start := time.Now()
-	if _, err := lab(t, "up"); err != nil {
-		setupFailed(t, "starting the lab's clusters failed: %v", err)
+	bins, err := r.quiet("bin")
+	if err != nil || len(strings.Fields(bins)) != 3 {
+		t.Fatalf("lab.sh bin: %q, %v", bins, err)
 	}
-	if _, err := lab(t, "install"); err != nil {
+	r.kubectl = filepath.Join(strings.Fields(bins)[1], "kubectl")
+	start := time.Now()
+	_, err = r.lab("up")
+	switch code := exitCode(err); {
+	case err == nil:
+	case code == exitLabRuns:
+		// Not ours to take down.
+		setupFailed(t, "a lab already runs on this machine: %v", err)
+	case code == exitUnable:
+		r.down()
+		setupFailed(t, "this machine cannot run the lab: %v", err)
+	default:
+		r.down()
+		t.Fatalf("lab.sh up: %v", err)
+	}
+	t.Cleanup(r.down)
+	if _, err := r.lab("install"); err != nil {
 		t.Fatalf("helm install of Liqo's chart: %v", err)
 	}
-	if _, err := lab(t, "peer"); err != nil {
+	if _, err := r.lab("peer"); err != nil {
 		t.Fatalf("liqoctl peer: %v", err)
 	}
-	t.Logf("from nothing running to two peerings: %v", time.Since(start).Round(time.Second))
+	t.Logf("from the lab's start to two peerings: %v", time.Since(start).Round(time.Second))
 
 	for _, c := range []string{"consumer", "provider-a", "provider-b"} {
 		eventually(t, "the Connections of "+c+" established", 3*time.Minute, func() error {
-			l, err := list(t, c, "connections.networking.liqo.io")
+			l, err := r.list(c, "connections.networking.liqo.io")
 			if err != nil {
 				return err
 			}
@@ -174,7 +248,7 @@ func TestLiqoPeeredByLiqoctl(t *testing.T) {
 	// The gateway pods Liqo's templates made run the template's three
 	// containers (geneve: the stand-in, test/liqo/GENEVE.md).
 	for c, want := range map[string]int{"consumer": 2, "provider-a": 1, "provider-b": 1} {
-		pods, err := gatewayPods(t, c)
+		pods, err := r.gatewayPods(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,16 +270,16 @@ func TestLiqoPeeredByLiqoctl(t *testing.T) {
 	// liqoctl info: Liqo's own view of its health and of each peering.
 	for _, c := range []string{"consumer", "provider-a", "provider-b"} {
 		eventually(t, "liqoctl info in "+c+" healthy", 2*time.Minute, func() error {
-			out, err := lab(t, "liqoctl", c, "info", "-o", "json")
+			out, err := r.quiet("liqoctl", c, "info", "-o", "json")
 			if err != nil {
-				return fmt.Errorf("liqoctl info: %w", err)
+				return err
 			}
 			return infoHealthy(out, c)
 		})
 	}
 
 	// What Liqo's code made, for the record (LAB_INVENTORY=FILE keeps it).
-	inv, err := lab(t, "inventory")
+	inv, err := r.quiet("inventory")
 	if err != nil {
 		t.Errorf("lab.sh inventory: %v", err)
 	}
@@ -220,19 +294,45 @@ func TestLiqoPeeredByLiqoctl(t *testing.T) {
 	// gateway over Liqo's WireGuard tunnel: the gateway server's end is
 	// 169.254.18.1, the client's 169.254.18.2 (Liqo's pkg/gateway/tunnel).
 	for _, p := range []string{"provider-a", "provider-b"} {
-		pods, err := gatewayPods(t, p)
+		pods, err := r.gatewayPods(p)
 		if err != nil || len(pods) != 1 {
 			t.Fatalf("gateway pod of %s: %v (%d pods)", p, err, len(pods))
 		}
 		gw := pods[0]
 		eventually(t, p+"'s gateway pinging the consumer's over the tunnel", time.Minute, func() error {
-			out, err := lab(t, "exec", p, gw.Namespace, gw.Name, "gateway", "--", "ping", "-c", "3", "-i", "0.2", "-W", "2", "169.254.18.2")
-			if err != nil {
-				return fmt.Errorf("ping from %s/%s: %w: %s", gw.Namespace, gw.Name, err, out)
-			}
-			return nil
+			_, err := r.quiet("exec", p, gw.Namespace, gw.Name, "gateway", "--", "ping", "-c", "3", "-i", "0.2", "-W", "2", "169.254.18.2")
+			return err
+		})
+		eventually(t, p+"'s internal network over the geneve stand-in's ends", time.Minute, func() error {
+			return r.fabricReaches(p, gw)
 		})
 	}
+}
+
+// fabricReaches checks Liqo's internal network in provider p, over the
+// geneve stand-in's tunnel ends: the node reaches its gateway pod's fabric
+// address through the node end (the route Liqo's fabric controllers make),
+// and the gateway pod reaches the node's fabric address through the
+// gateway end (the route Liqo's gateway makes).
+func (r *labRun) fabricReaches(p string, gw gatewayPod) error {
+	out, err := r.kubectlIn(p, "get", "internalfabrics.networking.liqo.io", "-n", gw.Namespace, "-o", "jsonpath={.items[*].spec.interface.gateway.ip}")
+	if err != nil || len(strings.Fields(out)) != 1 {
+		return fmt.Errorf("the InternalFabric of %s/%s: %q, %v", gw.Namespace, gw.Name, out, err)
+	}
+	gwIP := strings.TrimSpace(out)
+	node := "ll-" + p + "-n1"
+	out, err = r.kubectlIn(p, "get", "internalnodes.networking.liqo.io", node, "-o", "jsonpath={.spec.interface.node.ip}")
+	if err != nil || strings.TrimSpace(out) == "" {
+		return fmt.Errorf("the InternalNode %s: %q, %v", node, out, err)
+	}
+	nodeIP := strings.TrimSpace(out)
+	if b, err := exec.CommandContext(r.ctx, "ip", "netns", "exec", node, "ping", "-c", "3", "-i", "0.2", "-W", "2", gwIP).CombinedOutput(); err != nil {
+		return fmt.Errorf("node %s to its gateway's fabric address %s: %w: %s", node, gwIP, err, b)
+	}
+	if _, err := r.quiet("exec", p, gw.Namespace, gw.Name, "gateway", "--", "ping", "-c", "3", "-i", "0.2", "-W", "2", nodeIP); err != nil {
+		return fmt.Errorf("gateway %s/%s to the node's fabric address %s: %w", gw.Namespace, gw.Name, nodeIP, err)
+	}
+	return nil
 }
 
 // infoHealthy reads `liqoctl info -o json` and says what is not healthy:
@@ -280,9 +380,9 @@ type gatewayPod struct {
 	Running         map[string]bool
 }
 
-func gatewayPods(t *testing.T, c string) ([]gatewayPod, error) {
-	t.Helper()
-	out, err := kubectl(t, c, "get", "pods", "-A", "-l", "networking.liqo.io/component=gateway", "-o", "json")
+func (r *labRun) gatewayPods(c string) ([]gatewayPod, error) {
+	r.t.Helper()
+	out, err := r.kubectlIn(c, "get", "pods", "-A", "-l", "networking.liqo.io/component=gateway", "-o", "json")
 	if err != nil {
 		return nil, fmt.Errorf("listing gateway pods of %s: %w: %s", c, err, out)
 	}

@@ -20,8 +20,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-var everything = labels.Everything()
-
 // DNS answers the cluster's Service names from the informers' caches.
 type DNS struct {
 	domain   string // "cluster.local." form: lower case, fully qualified
@@ -76,6 +74,10 @@ func (d *DNS) Serve(ctx context.Context, addr string) error {
 	for _, s := range servers {
 		_ = s.ShutdownContext(context.WithoutCancel(ctx))
 	}
+	// A server that had not started yet ignores the shutdown: closing its
+	// socket ends it either way.
+	pc.Close()
+	l.Close()
 	wg.Wait()
 	if first != nil && !errors.Is(first, net.ErrClosed) {
 		return fmt.Errorf("dns: %w", first)

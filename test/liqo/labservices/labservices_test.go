@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 )
 
 func lbService(name, lbIP string, status ...string) *corev1.Service {
@@ -31,6 +32,7 @@ type lbWorld struct {
 	t      *testing.T
 	client *fake.Clientset
 	store  func(*corev1.Service)
+	idx    cache.Indexer
 	lb     *LoadBalancers
 	router *FakeRouter
 }
@@ -40,9 +42,9 @@ func newLBWorld(t *testing.T, objs ...*corev1.Service) *lbWorld {
 	f := informers.NewSharedInformerFactory(w.client, 0)
 	a := netip.MustParseAddr
 	w.lb = NewLoadBalancers(w.client, f, NewPool(a("10.210.1.200"), a("10.210.1.201")), w.router, slog.New(slog.DiscardHandler))
-	idx := f.Core().V1().Services().Informer().GetIndexer()
+	w.idx = f.Core().V1().Services().Informer().GetIndexer()
 	w.store = func(s *corev1.Service) {
-		if err := idx.Update(s); err != nil {
+		if err := w.idx.Update(s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,7 +86,7 @@ func TestLoadBalancerAssignsRoutesAndReleases(t *testing.T) {
 	if got := w.status("gw-a"); !slices.Equal(got, []string{"10.210.1.200"}) {
 		t.Errorf("gw-a got %v, want the free 10.210.1.200", got)
 	}
-	if !w.router.Routed(netip.MustParseAddr("10.210.1.200")) || !w.router.Routed(netip.MustParseAddr("10.210.1.201")) {
+	if !w.router.Has(netip.MustParseAddr("10.210.1.200")) || !w.router.Has(netip.MustParseAddr("10.210.1.201")) {
 		t.Error("assigned addresses are not routed")
 	}
 	// A sync with nothing changed writes nothing.
@@ -103,11 +105,48 @@ func TestLoadBalancerAssignsRoutesAndReleases(t *testing.T) {
 	s.Spec.Type = corev1.ServiceTypeClusterIP
 	w.store(s)
 	w.sync("gw-a")
-	if w.router.Routed(netip.MustParseAddr("10.210.1.200")) {
+	if w.router.Has(netip.MustParseAddr("10.210.1.200")) {
 		t.Error("the released address is still routed")
 	}
 	if got := w.status("gw-a"); len(got) != 0 {
 		t.Errorf("a ClusterIP Service keeps the ingress %v", got)
+	}
+}
+
+func TestLoadBalancerMovesAndDropsStaleRoutes(t *testing.T) {
+	a := netip.MustParseAddr
+	w := newLBWorld(t, lbService("gw", ""))
+	w.sync("gw")
+	// Asking for another address moves the route.
+	s, _ := w.client.CoreV1().Services("liqo").Get(context.Background(), "gw", metav1.GetOptions{})
+	s = s.DeepCopy()
+	s.Spec.LoadBalancerIP = "10.210.1.201"
+	w.store(s)
+	w.sync("gw")
+	if w.router.Has(a("10.210.1.200")) || !w.router.Has(a("10.210.1.201")) {
+		t.Errorf("after the move: 10.210.1.200 routed %v, 10.210.1.201 routed %v", w.router.Has(a("10.210.1.200")), w.router.Has(a("10.210.1.201")))
+	}
+	// A route left by a Service that went while the controller was down is
+	// dropped at start; one a Service still holds stays.
+	_ = w.router.Route(context.Background(), a("10.210.1.200"))
+	s, _ = w.client.CoreV1().Services("liqo").Get(context.Background(), "gw", metav1.GetOptions{})
+	w.lb.pool = NewPool(a("10.210.1.200"), a("10.210.1.201"))
+	if _, err := w.lb.pool.Take("liqo/gw", ingressAddr(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.lb.dropStaleRoutes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if w.router.Has(a("10.210.1.200")) || !w.router.Has(a("10.210.1.201")) {
+		t.Errorf("after the restart: stale 10.210.1.200 routed %v, held 10.210.1.201 routed %v", w.router.Has(a("10.210.1.200")), w.router.Has(a("10.210.1.201")))
+	}
+	// Deleting the Service removes its route.
+	if err := w.idx.Delete(s); err != nil {
+		t.Fatal(err)
+	}
+	w.sync("gw")
+	if w.router.Has(a("10.210.1.201")) {
+		t.Error("a deleted Service's address is still routed")
 	}
 }
 

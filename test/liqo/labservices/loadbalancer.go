@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -87,6 +88,9 @@ func (c *LoadBalancers) Run(ctx context.Context) error {
 			}
 		}
 	}
+	if err := c.dropStaleRoutes(ctx); err != nil {
+		return err
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() {
@@ -97,6 +101,31 @@ func (c *LoadBalancers) Run(ctx context.Context) error {
 	}
 	return nil
 }
+
+// dropStaleRoutes removes the routes of pool addresses no Service holds:
+// those of Services deleted, or no longer LoadBalancers, while the
+// controller was down.
+func (c *LoadBalancers) dropStaleRoutes(ctx context.Context) error {
+	routed, err := c.router.Routed(ctx)
+	if err != nil {
+		return err
+	}
+	held := map[netip.Addr]bool{}
+	for _, s := range c.pool.byOwner {
+		held[s] = true
+	}
+	for _, a := range routed {
+		if c.pool.Contains(a) && !held[a] {
+			if err := c.router.Unroute(ctx, a); err != nil {
+				return err
+			}
+			c.log.Info("stale route removed", "address", a)
+		}
+	}
+	return nil
+}
+
+var everything = labels.Everything()
 
 func key(s *corev1.Service) string { return s.Namespace + "/" + s.Name }
 
@@ -145,12 +174,19 @@ func (c *LoadBalancers) Sync(ctx context.Context, k string) error {
 			return fmt.Errorf("service %s: spec.loadBalancerIP %q: %w", k, s.Spec.LoadBalancerIP, err)
 		}
 	}
+	old, had := c.pool.Owned(k)
 	a, err := c.pool.Take(k, want)
 	if err != nil {
 		return fmt.Errorf("service %s: %w", k, err)
 	}
 	if err := c.router.Route(ctx, a); err != nil {
 		return err
+	}
+	if had && old != a {
+		// The Service asked for another address: the old one goes.
+		if err := c.router.Unroute(ctx, old); err != nil {
+			return err
+		}
 	}
 	if ingressAddr(s) == a {
 		return nil

@@ -14,10 +14,13 @@ import (
 )
 
 // Router makes a load-balancer address reach the node that serves it.
-// Both calls are idempotent.
+// Route and Unroute are idempotent; Routed lists the addresses routed, so
+// that a restart can drop the routes of Services that went while it was
+// down.
 type Router interface {
 	Route(ctx context.Context, a netip.Addr) error
 	Unroute(ctx context.Context, a netip.Addr) error
+	Routed(ctx context.Context) ([]netip.Addr, error)
 }
 
 // NetnsRouter routes each address as a host route via NextHop in the
@@ -77,6 +80,32 @@ func (r NetnsRouter) Unroute(_ context.Context, a netip.Addr) error {
 	return nil
 }
 
+// Routed implements Router: the host routes via NextHop.
+func (r NetnsRouter) Routed(_ context.Context) ([]netip.Addr, error) {
+	h, err := r.handle()
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	routes, err := h.RouteList(nil, netlink.FAMILY_ALL)
+	if err != nil {
+		return nil, fmt.Errorf("listing routes in %s: %w", r.Netns, err)
+	}
+	var out []netip.Addr
+	for _, rt := range routes {
+		if rt.Dst == nil || rt.Gw == nil {
+			continue
+		}
+		gw, ok := netip.AddrFromSlice(rt.Gw)
+		ones, bits := rt.Dst.Mask.Size()
+		a, ok2 := netip.AddrFromSlice(rt.Dst.IP)
+		if ok && ok2 && gw.Unmap() == r.NextHop && ones == bits {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out, nil
+}
+
 // FakeRouter records the routed addresses, for tests.
 type FakeRouter struct {
 	mu     sync.Mutex
@@ -107,8 +136,19 @@ func (f *FakeRouter) Unroute(_ context.Context, a netip.Addr) error {
 	return nil
 }
 
-// Routed reports whether a is routed.
-func (f *FakeRouter) Routed(a netip.Addr) bool {
+// Routed implements Router.
+func (f *FakeRouter) Routed(context.Context) ([]netip.Addr, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []netip.Addr
+	for a := range f.routes {
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// Has reports whether a is routed.
+func (f *FakeRouter) Has(a netip.Addr) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.routes[a]

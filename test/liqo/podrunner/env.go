@@ -3,6 +3,7 @@ package podrunner
 import (
 	"fmt"
 	"net"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,11 +114,14 @@ func ContainerEnv(pod *corev1.Pod, c *corev1.Container, info PodInfo, objs Objec
 
 // ContainerArgv returns command+args of c with $(VAR) expanded over env,
 // or, when c has no command, the image's entrypoint from images followed
-// by the expanded args. A command whose program is not on the host (found
-// says whether it is, in the container's root and PATH) runs the image's
-// binary in its place when the image is in the map: images' manifests
-// name the program inside the image (Liqo's: command
-// ["/usr/bin/liqo-controller-manager"]), which the map stands for.
+// by the expanded args. A mapped image stands for one program: its
+// command's program runs as the image's binary, wherever it would be
+// (images' manifests name the program inside the image, Liqo's command
+// ["/usr/bin/liqo-controller-manager"]; a host program of the same path,
+// such as Debian's /usr/bin/webhook, must not take its place). A shell (sh,
+// bash) is the one exception: it runs from the host root, its script
+// stands for what the image would run. found says whether a program is in
+// the container's root and PATH, for the shell.
 func ContainerArgv(c *corev1.Container, images Images, env []string, found func(program string) bool) ([]string, error) {
 	lookup := envLookup(env)
 	var argv []string
@@ -126,7 +130,7 @@ func ContainerArgv(c *corev1.Container, images Images, env []string, found func(
 		for _, a := range c.Command {
 			argv = append(argv, Expand(a, lookup))
 		}
-		if mapped && !found(argv[0]) {
+		if mapped && !(isShell(argv[0]) && found(argv[0])) {
 			argv[0] = bin
 		}
 	} else {
@@ -139,6 +143,15 @@ func ContainerArgv(c *corev1.Container, images Images, env []string, found func(
 		argv = append(argv, Expand(a, lookup))
 	}
 	return argv, nil
+}
+
+// isShell reports whether program names a shell.
+func isShell(program string) bool {
+	switch path.Base(program) {
+	case "sh", "bash":
+		return true
+	}
+	return false
 }
 
 func envFromData(ns string, ef corev1.EnvFromSource, objs Objects) (map[string]string, error) {

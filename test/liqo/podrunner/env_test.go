@@ -206,13 +206,16 @@ func TestContainerArgv(t *testing.T) {
 			Command: []string{"/usr/bin/wireguard"}, Args: []string{"--mtu=1340"}},
 			want: []string{"/opt/bin/wireguard", "--mtu=1340"}},
 		{name: "host program of a mapped image", c: corev1.Container{Image: "ghcr.io/liqotech/gateway/wireguard:v1.2.0",
+			Command: []string{"/usr/bin/webhook"}},
+			want: []string{"/opt/bin/wireguard"}},
+		{name: "host shell of a mapped image", c: corev1.Container{Image: "ghcr.io/liqotech/gateway/wireguard:v1.2.0",
 			Command: []string{"/bin/sh", "-c", "true"}},
 			want: []string{"/bin/sh", "-c", "true"}},
 		{name: "unknown program of an unmapped image", c: corev1.Container{Image: "busybox", Command: []string{"/usr/bin/nope"}},
 			want: []string{"/usr/bin/nope"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			found := func(p string) bool { return p == "/bin/sh" }
+			found := func(p string) bool { return p == "/bin/sh" || p == "/usr/bin/webhook" }
 			got, err := ContainerArgv(&tc.c, images, env, found)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
