@@ -347,7 +347,6 @@ func TestRunnerRunsAPod(t *testing.T) {
 			t.Fatal("the secret volume still says the old value after 30 s")
 		}
 		time.Sleep(200 * time.Millisecond) // polls the real runner: its informer delivers the Secret's update when it does
-
 	}
 
 	// An unsupported pod waits, says why, and gets an Event.
