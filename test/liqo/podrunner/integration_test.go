@@ -427,7 +427,6 @@ spec:
 			t.Fatalf("pod web not recreated by the new runner after 60 s: %+v", pod.Status)
 		}
 		time.Sleep(200 * time.Millisecond) // polls a real API server for the new runner's status write
-
 	}
 	for name, pid := range pids {
 		if err := syscall.Kill(pid, 0); err == nil {
