@@ -60,11 +60,7 @@ func parseFabric(args []string) (*fabricConfig, error) {
 	fs.Var(&c.globalLabels, "global-labels", "Global labels to be added to all created resources (key=value)")
 	fs.Var(&c.globalAnnotations, "global-annotations", "Global annotations to be added to all created resources (key=value)")
 	c.standin.register(fs, false)
-	required := make([]string, len(fabric.RequiredFlags))
-	for i, f := range fabric.RequiredFlags {
-		required[i] = f.String()
-	}
-	if err := parseFlags(fs, args, required); err != nil {
+	if err := parseFlags(fs, args, flagNames(fabric.RequiredFlags)); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -29,6 +29,16 @@ var errHelp = errors.New("help requested")
 
 // parseFlags parses args and checks that every required flag was given, as
 // cobra's MarkFlagRequired does for Liqo's binaries.
+// flagNames lists Liqo's required flags (each binary has its own FlagName
+// type) as strings for parseFlags.
+func flagNames[F fmt.Stringer](flags []F) []string {
+	names := make([]string, len(flags))
+	for i, f := range flags {
+		names[i] = f.String()
+	}
+	return names
+}
+
 func parseFlags(fs *pflag.FlagSet, args []string, required []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

@@ -44,11 +44,7 @@ func parseGuest(args []string) (*guestConfig, error) {
 	gwfabric.InitFlags(fs, c.liqo)
 	gateway.InitFlags(fs, c.liqo.GwOptions)
 	c.standin.register(fs, true)
-	required := make([]string, len(gateway.RequiredFlags))
-	for i, f := range gateway.RequiredFlags {
-		required[i] = f.String()
-	}
-	if err := parseFlags(fs, args, required); err != nil {
+	if err := parseFlags(fs, args, flagNames(gateway.RequiredFlags)); err != nil {
 		return nil, err
 	}
 	return c, nil
