@@ -20,7 +20,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
     go build -trimpath -buildvcs=false \
-      -ldflags "-X github.com/liqo-relay/relay/pkg/version.Version=$VERSION" \
+      -ldflags "-X github.com/liqo-relay/relay/internal/version.Version=$VERSION" \
       -o /out/relay ./cmd/relay
 
 # No base: the binary is the whole image, with no shell.

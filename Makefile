@@ -5,7 +5,7 @@ SHELL := /bin/bash
 GO ?= go
 BIN := bin/relay
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/liqo-relay/relay/pkg/version.Version=$(VERSION)
+LDFLAGS := -X github.com/liqo-relay/relay/internal/version.Version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # go in the real-Liqo lab's tools module (test/liqo/tools), which requires
 # Liqo v1.2.0 and its virtual-kubelet fork (the checksum database does not
@@ -55,7 +55,7 @@ deps:
 # prints it (ok/FAIL lines, failed tests' output) through test/cmd/testsummary,
 # which then says how many tests skipped for lack of root (run as an
 # ordinary user, the namespace tests skip: that is not a full run). First,
-# the simulated-mesh seeds that -race leaves out (pkg/failover raceEnabled),
+# the simulated-mesh seeds that -race leaves out (internal/core/failover raceEnabled),
 # without the race detector, so that the summary's root-skip count is the
 # last thing printed. Both runs always run; pipefail keeps go test's exit
 # status, and the target fails with the race run's status, else the seeds'.
@@ -71,7 +71,7 @@ test: deps build k8s-tools perf-check
 	  if [ -n "$$CI" ]; then echo "building Liqo for the real-Liqo lab failed"; exit 1; fi; \
 	  echo "warning: building Liqo failed: the real-Liqo lab test will skip"; fi
 	set -o pipefail; seeds=0; tools=0; \
-	$(GO) test -count=1 -timeout 10m -run '^TestMeshCutsDetectedAndFailedOver$$' ./pkg/failover/ || seeds=$$?; \
+	$(GO) test -count=1 -timeout 10m -run '^TestMeshCutsDetectedAndFailedOver$$' ./internal/core/failover/ || seeds=$$?; \
 	(cd test/liqo/tools && $(LIQO_GO) test -race -count=1 -timeout 10m ./...) || tools=$$?; \
 	$(GO) test -race -count=1 -timeout 20m -json ./... | bin/testsummary || exit $$?; \
 	[ $$seeds = 0 ] || exit $$seeds; exit $$tools
@@ -107,7 +107,7 @@ BENCH_DEBS := wireguard-tools
 bench: deps
 	@if [ "$$(id -u)" = 0 ] && ! dpkg -s $(BENCH_DEBS) >/dev/null 2>&1; then \
 	  echo "installing: $(BENCH_DEBS)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BENCH_DEBS) >/dev/null; fi
-	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime 1s -timeout 15m ./pkg/... ./test/...
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime 1s -timeout 15m ./internal/... ./test/...
 
 lint: fmt vet staticcheck
 

@@ -21,7 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/liqo-relay/relay/build/manifestgen"
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 

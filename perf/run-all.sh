@@ -35,7 +35,7 @@ perf_build_tools
 wg_build
 FEDERATION_TEST=$REPO_ROOT/bin/federation.test
 log "building $FEDERATION_TEST"
-(cd "$REPO_ROOT" && go test -c -o "$FEDERATION_TEST" ./pkg/federation/) || die "building the scale test binary failed"
+(cd "$REPO_ROOT" && go test -c -o "$FEDERATION_TEST" ./internal/demo/mesh/) || die "building the scale test binary failed"
 export FEDERATION_TEST
 perf_require iperf3 wg curl
 mkdir -p "$PERF_RESULTS"

@@ -27,7 +27,7 @@ git -C "$ROOT" archive HEAD | tar -x -C "$T/src"
 log "committed tree $(git -C "$ROOT" rev-parse --short HEAD) in $T/src"
 
 # The leak, in the copy only.
-cat >"$T/src/pkg/agent/soakleak.go" <<'GO'
+cat >"$T/src/internal/agent/soakleak.go" <<'GO'
 package agent
 
 import (
@@ -54,8 +54,8 @@ func leakOnReload(path string) {
 	}()
 }
 GO
-sed -i 's/^func (a \*Agent) ReloadFile(ctx context.Context, path string) error {$/&\n\tleakOnReload(path)/' "$T/src/pkg/agent/live.go"
-grep -q '^	leakOnReload(path)$' "$T/src/pkg/agent/live.go" || die "the patch did not apply: pkg/agent/live.go has no ReloadFile of the expected form"
+sed -i 's/^func (a \*Agent) ReloadFile(ctx context.Context, path string) error {$/&\n\tleakOnReload(path)/' "$T/src/internal/agent/live.go"
+grep -q '^	leakOnReload(path)$' "$T/src/internal/agent/live.go" || die "the patch did not apply: internal/agent/live.go has no ReloadFile of the expected form"
 log "building the leaky relay"
 (cd "$T/src" && go build -trimpath -o "$T/relay" ./cmd/relay) || die "building the leaky relay failed"
 

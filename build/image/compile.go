@@ -11,7 +11,7 @@ import (
 
 // versionSymbol is the variable the linker sets to the version, as the
 // Makefile's build target does.
-const versionSymbol = "github.com/liqo-relay/relay/pkg/version.Version"
+const versionSymbol = "github.com/liqo-relay/relay/internal/version.Version"
 
 // mainPackage is the one product binary.
 const mainPackage = "./cmd/relay"

@@ -6,9 +6,9 @@ import (
 	"net"
 	"os"
 
-	"github.com/liqo-relay/relay/pkg/admin"
-	"github.com/liqo-relay/relay/pkg/config"
-	"github.com/liqo-relay/relay/pkg/secretfile"
+	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/secretfile"
 )
 
 // adminFlags are the flags of the commands that talk to a running relay's

@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/liqo-relay/relay/pkg/demo"
+	"github.com/liqo-relay/relay/internal/demo"
 )
 
 // cmdDemo runs the in-process federation. Ctrl-C ends it within 2 s.

@@ -7,8 +7,8 @@ import (
 	"io"
 	"runtime"
 
-	"github.com/liqo-relay/relay/pkg/config"
-	"github.com/liqo-relay/relay/pkg/version"
+	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/version"
 )
 
 // cmdGenkey prints a new Curve25519 private key, clamped, in the base64 form

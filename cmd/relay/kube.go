@@ -10,12 +10,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/liqo-relay/relay/pkg/agent"
-	"github.com/liqo-relay/relay/pkg/config"
-	"github.com/liqo-relay/relay/pkg/health"
+	"github.com/liqo-relay/relay/internal/agent"
+	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/version"
 	"github.com/liqo-relay/relay/pkg/kube/provider"
-	"github.com/liqo-relay/relay/pkg/metrics"
-	"github.com/liqo-relay/relay/pkg/version"
 )
 
 // kubeOpts are the flags of Kubernetes mode (docs/kubernetes.md).

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 // runCmd runs the command line in-process and returns exit code, stdout

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/pkg/kube/operator"
 	"github.com/liqo-relay/relay/pkg/kube/provider"
 )

@@ -7,20 +7,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/pkg/agent"
-	"github.com/liqo-relay/relay/pkg/config"
-	"github.com/liqo-relay/relay/pkg/federation"
-	"github.com/liqo-relay/relay/pkg/linkem"
+	"github.com/liqo-relay/relay/internal/agent"
+	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/demo/linkem"
+	"github.com/liqo-relay/relay/internal/demo/mesh"
 )
 
 // TestPingAndStatusCommands runs two in-process netstack relays joined by
 // an emulated link, the first with an admin server, and drives `relay ping`
 // and `relay status` against it.
 func TestPingAndStatusCommands(t *testing.T) {
-	f := federation.New(nil)
+	f := mesh.New(nil)
 	t.Cleanup(func() { _ = f.Close() })
 	for i, name := range []string{"provider-a", "provider-b"} {
-		_, err := f.Add(&federation.Relay{Name: name,
+		_, err := f.Add(&mesh.Relay{Name: name,
 			Overlay: netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 80, 0, byte(i + 1)}), 32),
 			Exports: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 244, byte(i + 1), 0}), 24)})
 		if err != nil {

@@ -14,9 +14,9 @@ import (
 
 	"golang.zx2c4.com/wireguard/conn"
 
-	"github.com/liqo-relay/relay/pkg/agent"
-	"github.com/liqo-relay/relay/pkg/config"
-	"github.com/liqo-relay/relay/pkg/metrics"
+	"github.com/liqo-relay/relay/internal/agent"
+	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 // configFlag registers -c and --config on fs.

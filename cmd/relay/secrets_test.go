@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 const testAdminToken = "cli-admin-token-0123456789abcdef"

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/liqo-relay/relay/pkg/admin"
+	"github.com/liqo-relay/relay/internal/control/admin"
 )
 
 func isTerminal(w io.Writer) bool {

@@ -1,6 +1,6 @@
 // Package depscheck enforces which package may import which: the pure core
 // (config, failover, health, router) stays free of I/O and heavy
-// dependencies, gVisor stays behind pkg/tun, and client-go behind the
+// dependencies, gVisor stays behind internal/dataplane/tun, and client-go behind the
 // Kubernetes package. It also keeps one product binary, cmd/relay, with
 // test, perf and build tools as their own mains under perf/, test/ and
 // build/.
@@ -23,13 +23,13 @@ const module = "github.com/liqo-relay/relay"
 // pure lists the packages that must stay pure: no sockets, files, clocks,
 // goroutines, gVisor, wireguard-go or client-go.
 var pure = []string{
-	module + "/pkg/config",
-	module + "/pkg/failover",
-	module + "/pkg/failover/sim",
-	module + "/pkg/health",
-	module + "/pkg/router",
-	module + "/pkg/wanem",
-	module + "/pkg/resolver/refresh",
+	module + "/internal/core/config",
+	module + "/internal/core/failover",
+	module + "/internal/testbed/sim",
+	module + "/internal/core/health",
+	module + "/internal/core/packet",
+	module + "/perf/wanem",
+	module + "/internal/core/refresh",
 }
 
 // pureThirdParty are the only non-standard imports a pure package may use:
@@ -45,7 +45,7 @@ var forbiddenAnywhere = []string{"gvisor.dev/", "golang.zx2c4.com/wireguard", "k
 
 // confined maps a dependency prefix to the package prefixes allowed to import it directly.
 var confined = map[string][]string{
-	"gvisor.dev/": {module + "/pkg/tun"},
+	"gvisor.dev/": {module + "/internal/dataplane/tun"},
 	// Kubernetes stays in the controllers (pkg/kube/...), the API types
 	// (api/, apimachinery only) and test tooling that drives real API
 	// servers: the relay's core and shells never see it.
@@ -56,16 +56,16 @@ var confined = map[string][]string{
 	module + "/api/":       {module + "/pkg/kube/", module + "/test/", module + "/api/"},
 	// The kernel shells, and the real-Liqo lab's load balancer (routes in
 	// the lab's underlay router).
-	"github.com/vishvananda/netlink": {module + "/pkg/tun", module + "/pkg/liqonet", module + "/internal/netns", module + "/test/liqo/labservices"},
+	"github.com/vishvananda/netlink": {module + "/internal/dataplane/tun", module + "/internal/dataplane/liqonet", module + "/internal/testbed/netns", module + "/test/liqo/labservices"},
 	// nftables over netlink: the relay programs its Liqo table without the
 	// nft binary (the image is scratch).
-	"github.com/google/nftables": {module + "/pkg/liqonet"},
+	"github.com/google/nftables": {module + "/internal/dataplane/liqonet"},
 	// The image builder (make image) is build tooling: the relay never
 	// links it.
 	"github.com/google/go-containerregistry": {module + "/build/"},
 	// DNS wire format stays in the resolver and the responder, and the
 	// real-Liqo lab's cluster DNS (test tooling).
-	"github.com/miekg/dns": {module + "/pkg/resolver", module + "/pkg/dnsserver", module + "/test/liqo/labservices"},
+	"github.com/miekg/dns": {module + "/internal/resolver", module + "/internal/control/dnsserver", module + "/test/liqo/labservices"},
 }
 
 type pkg struct {
@@ -209,10 +209,10 @@ const productMain = module + "/cmd/relay"
 
 var toolRoots = []string{module + "/perf/", module + "/test/", module + "/build/"}
 
-// testTooling may not be reached from the product binary: the WAN
-// emulator's AF_PACKET bridge and its pure core are perf tooling, and
-// build/ is the image builder.
-var testTooling = []string{module + "/pkg/wanem", module + "/build/"}
+// testTooling may not be reached from the product binary: the test beds
+// (internal/testbed), perf and test tooling (the WAN emulator among them)
+// and the image builder (build/).
+var testTooling = []string{module + "/internal/testbed/", module + "/perf/", module + "/test/", module + "/build/"}
 
 // mainViolations returns one message per package that breaks the binary
 // rules: a main outside cmd/relay, perf/, test/ and build/, or a product binary
@@ -249,8 +249,8 @@ func TestBinaries(t *testing.T) {
 // TestBinaryRulesCatch proves the rules reject what they must, on
 // synthetic package lists.
 func TestBinaryRulesCatch(t *testing.T) {
-	relay := pkg{Name: "main", ImportPath: productMain, Deps: []string{"fmt", module + "/pkg/agent"}}
-	tool := pkg{Name: "main", ImportPath: module + "/perf/cmd/wanem", Deps: []string{module + "/pkg/wanem/bridge"}}
+	relay := pkg{Name: "main", ImportPath: productMain, Deps: []string{"fmt", module + "/internal/agent"}}
+	tool := pkg{Name: "main", ImportPath: module + "/perf/cmd/wanem", Deps: []string{module + "/perf/wanem/bridge"}}
 	testTool := pkg{Name: "main", ImportPath: module + "/test/tools/x"}
 	buildTool := pkg{Name: "main", ImportPath: module + "/build/cmd/image", Deps: []string{module + "/build/image"}}
 	for _, tc := range []struct {
@@ -258,13 +258,14 @@ func TestBinaryRulesCatch(t *testing.T) {
 		pkgs []pkg
 		want string // substring of the one expected violation; "" for none
 	}{
-		{"allowed", []pkg{relay, tool, testTool, buildTool, {Name: "agent", ImportPath: module + "/pkg/agent"}}, ""},
+		{"allowed", []pkg{relay, tool, testTool, buildTool, {Name: "agent", ImportPath: module + "/internal/agent"}}, ""},
 		{"second main under cmd", []pkg{relay, {Name: "main", ImportPath: module + "/cmd/wanem"}}, module + "/cmd/wanem: a main outside"},
-		{"main under pkg", []pkg{relay, {Name: "main", ImportPath: module + "/pkg/tool"}}, module + "/pkg/tool: a main outside"},
-		{"relay reaches wanem", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/pkg/wanem"}}}, "depends on " + module + "/pkg/wanem"},
+		{"main under internal", []pkg{relay, {Name: "main", ImportPath: module + "/internal/tool"}}, module + "/internal/tool: a main outside"},
+		{"relay reaches wanem", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/perf/wanem"}}}, "depends on " + module + "/perf/wanem"},
 		{"relay reaches the image builder", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/build/image"}}}, "depends on " + module + "/build/image"},
 		{"main beside build/", []pkg{relay, {Name: "main", ImportPath: module + "/builder"}}, module + "/builder: a main outside"},
-		{"relay reaches the bridge", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/pkg/wanem/bridge"}}}, "depends on " + module + "/pkg/wanem/bridge"},
+		{"relay reaches the simulator", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/internal/testbed/sim"}}}, "depends on " + module + "/internal/testbed/sim"},
+		{"relay reaches the bridge", []pkg{{Name: "main", ImportPath: productMain, Deps: []string{module + "/perf/wanem/bridge"}}}, "depends on " + module + "/perf/wanem/bridge"},
 		{"no relay", []pkg{tool}, "not found"},
 	} {
 		got := mainViolations(tc.pkgs)

@@ -45,20 +45,20 @@ func TestProductRunsNoBinaries(t *testing.T) {
 }
 
 // TestExecRuleCatches proves the rule on synthetic package lists: the old
-// pkg/liqonet (nft -f -) is caught, test tooling and outside packages are
+// internal/dataplane/liqonet (nft -f -) is caught, test tooling and outside packages are
 // not.
 func TestExecRuleCatches(t *testing.T) {
-	relay := pkg{Name: "main", ImportPath: productMain, Deps: []string{"os/exec", "k8s.io/client-go/tools/auth", module + "/pkg/liqonet"}}
+	relay := pkg{Name: "main", ImportPath: productMain, Deps: []string{"os/exec", "k8s.io/client-go/tools/auth", module + "/internal/dataplane/liqonet"}}
 	for _, tc := range []struct {
 		name string
 		pkgs []pkg
 		want string
 	}{
-		{"clean", []pkg{relay, {ImportPath: module + "/pkg/liqonet", Imports: []string{"github.com/google/nftables"}},
-			{ImportPath: module + "/internal/netns", Imports: []string{"os/exec"}}}, ""},
-		{"liqonet runs nft", []pkg{relay, {ImportPath: module + "/pkg/liqonet", Imports: []string{"os/exec"}}}, module + "/pkg/liqonet imports os/exec"},
+		{"clean", []pkg{relay, {ImportPath: module + "/internal/dataplane/liqonet", Imports: []string{"github.com/google/nftables"}},
+			{ImportPath: module + "/internal/testbed/netns", Imports: []string{"os/exec"}}}, ""},
+		{"liqonet runs nft", []pkg{relay, {ImportPath: module + "/internal/dataplane/liqonet", Imports: []string{"os/exec"}}}, module + "/internal/dataplane/liqonet imports os/exec"},
 		{"main runs something", []pkg{{Name: "main", ImportPath: productMain, Imports: []string{"os/exec"}}}, productMain + " imports os/exec"},
-		{"no relay", []pkg{{ImportPath: module + "/pkg/liqonet"}}, "not found"},
+		{"no relay", []pkg{{ImportPath: module + "/internal/dataplane/liqonet"}}, "not found"},
 	} {
 		got := execViolations(tc.pkgs)
 		switch {

@@ -8,7 +8,7 @@
 # after it. The names are refreshed every 0.75 s (dns.minTTL 1s), so the
 # expected spread is 0 to 0.75 s plus one probe round; no WireGuard
 # handshake is needed. The measurement is the Go test
-# TestEndpointNameMovesMidStream in pkg/agent/dnsmove_test.go; this script
+# TestEndpointNameMovesMidStream in internal/agent/dnsmove_test.go; this script
 # builds it once, runs it DNSMOVE_RUNS times, and reports min, median and
 # max. No namespaces and no root.
 #
@@ -27,10 +27,10 @@ trap 'rc=$?; trap - EXIT INT TERM; case $PERF_STATE in /run/liqo-relay-perf/?*) 
 
 TESTBIN=$W/agent.test
 log "building the agent test binary"
-(cd "$REPO_ROOT" && go test -c -o "$TESTBIN" ./pkg/agent/)
+(cd "$REPO_ROOT" && go test -c -o "$TESTBIN" ./internal/agent/)
 runs=()
 for i in $(seq 1 "$RUNS"); do
-	(cd "$REPO_ROOT/pkg/agent" && DNSMOVE_OUT=$W/run-$i.json \
+	(cd "$REPO_ROOT/internal/agent" && DNSMOVE_OUT=$W/run-$i.json \
 		"$TESTBIN" -test.run '^TestEndpointNameMovesMidStream$' -test.count=1 -test.v) >"$W/run-$i.log" 2>&1 ||
 		die "TestEndpointNameMovesMidStream failed (log: $W/run-$i.log)"
 	runs+=("$W/run-$i.json")

@@ -9,7 +9,7 @@
 #                       between two identical runs
 #   relay-std           liqo-relay in TUN mode on wireguard-go's StdNetBind
 #                       (`relay run --sockets std`)
-#   relay               liqo-relay in TUN mode on its own Bind (pkg/udpbind)
+#   relay               liqo-relay in TUN mode on its own Bind (internal/dataplane/conn/udpbind)
 #
 # The parts (MX_PARTS):
 #

@@ -6,7 +6,7 @@
 # in its own process, so its CPU is measured alone (from /proc/PID/stat);
 # the spokes run in the test process. Nothing carries traffic: every peer
 # is idle (docs/failover.md, demand mode and idle peers). The measurement
-# is the Go test TestPerfScaleStar in pkg/federation/scale_star_test.go;
+# is the Go test TestPerfScaleStar in internal/demo/mesh/scale_star_test.go;
 # this script runs it for each N in STAR_PEERS and plots the hub's CPU
 # against its paths. No namespaces and no root.
 #
@@ -39,12 +39,12 @@ TESTBIN=${FEDERATION_TEST:-}
 if [ -z "$TESTBIN" ]; then
 	TESTBIN=$W/federation.test
 	log "building the federation test binary"
-	(cd "$REPO_ROOT" && go test -c -o "$TESTBIN" ./pkg/federation/)
+	(cd "$REPO_ROOT" && go test -c -o "$TESTBIN" ./internal/demo/mesh/)
 fi
 runs=()
 for n in $NS; do
 	log "scale-star: hub with $n peers x $K paths ($((n * K)) directed paths) for ${SECS}s"
-	(cd "$REPO_ROOT/pkg/federation" && RELAY_PERF_SCALE=1 SCALE_PEERS=$n SCALE_PATHS=$K SCALE_SECONDS=$SECS \
+	(cd "$REPO_ROOT/internal/demo/mesh" && RELAY_PERF_SCALE=1 SCALE_PEERS=$n SCALE_PATHS=$K SCALE_SECONDS=$SECS \
 		SCALE_HEALTH=${SCALE_HEALTH:-} SCALE_OUT=$W/run-$n.json \
 		"$TESTBIN" -test.run '^TestPerfScaleStar$' -test.count=1 -test.v) | tee "$W/run-$n.log" >&2 ||
 		die "TestPerfScaleStar with $n peers failed (log: $W/run-$n.log)"

@@ -4,7 +4,7 @@
 # through a zero-delay in-process linkem hop), and measures over
 # SCALE_SECONDS what they cost: CPU, memory (RSS and Go heap) and probe
 # traffic per relay, per peer and per path. The measurement is the Go test
-# TestPerfScale in pkg/federation/scale_test.go; this script builds it
+# TestPerfScale in internal/demo/mesh/scale_test.go; this script builds it
 # once (or takes FEDERATION_TEST, built by run-all.sh), runs it for each N in SCALE_RELAYS, and merges the results.
 # No namespaces and no root: everything is on loopback in one process.
 #
@@ -31,12 +31,12 @@ TESTBIN=${FEDERATION_TEST:-}
 if [ -z "$TESTBIN" ]; then
 	TESTBIN=$W/federation.test
 	log "building the federation test binary"
-	(cd "$REPO_ROOT" && go test -c -o "$TESTBIN" ./pkg/federation/)
+	(cd "$REPO_ROOT" && go test -c -o "$TESTBIN" ./internal/demo/mesh/)
 fi
 runs=()
 for n in $NS; do
 	log "scale: $n relays for ${SECS}s"
-	(cd "$REPO_ROOT/pkg/federation" && RELAY_PERF_SCALE=1 SCALE_RELAYS=$n SCALE_SECONDS=$SECS \
+	(cd "$REPO_ROOT/internal/demo/mesh" && RELAY_PERF_SCALE=1 SCALE_RELAYS=$n SCALE_SECONDS=$SECS \
 		SCALE_HEALTH=${SCALE_HEALTH:-} SCALE_OUT=$W/run-$n.json \
 		"$TESTBIN" -test.run '^TestPerfScale$' -test.count=1 -test.v) | tee "$W/run-$n.log" >&2 ||
 		die "TestPerfScale with $n relays failed (log: $W/run-$n.log)"

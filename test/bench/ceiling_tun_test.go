@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/liqo-relay/relay/internal/netns"
-	"github.com/liqo-relay/relay/pkg/tun"
+	"github.com/liqo-relay/relay/internal/dataplane/tun"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
 // BenchmarkCeilingTUN measures what one packet costs to cross a TUN
@@ -39,7 +39,7 @@ import (
 //   - plain: a TUN without the virtio-net header (IFF_TUN|IFF_NO_PI), one
 //     read(2) and one write(2) of the bare packet, as wireguard-go's
 //     NativeTun does when the header is off;
-//   - vnethdr: the relay's own device (pkg/tun.CreateKernel, that is
+//   - vnethdr: the relay's own device (internal/dataplane/tun.CreateKernel, that is
 //     wireguard-go's CreateTUN: virtio-net header, TSO and USO), one packet
 //     per Write and Read, as when nothing coalesces (the header is written
 //     and parsed, the read is copied out of the device's buffer);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # micro.sh [COUNT] [BENCHTIME]: the per-packet benchmarks of
-# docs/performance.md (pkg/router, pkg/router/pipe, pkg/router/bind), each
+# docs/performance.md (internal/core/packet, internal/dataplane/pipe, internal/dataplane/conn/multipath), each
 # COUNT times (default 6) for BENCHTIME (default 1s), one package at a
 # time. Raw output, after a header naming the commit, goes to $OUT
 # (default perf/results/bench-micro.txt, committed: test/bench/micro-table.sh
@@ -17,7 +17,7 @@ if [ "$(realpath -m "$out")" = "$(realpath -m "$committed")" ] && [[ $commit == 
 	echo "micro.sh: the tree is dirty ($commit): $committed is committed and must come from a committed tree; commit first, or set OUT elsewhere" >&2
 	exit 1
 fi
-pkgs="./pkg/router/ ./pkg/router/pipe/ ./pkg/router/bind/"
+pkgs="./internal/core/packet/ ./internal/dataplane/pipe/ ./internal/dataplane/conn/multipath/"
 # The per-packet benchmarks (not bind's loopback and device throughput).
 BENCH='^Benchmark(Translate|Parse|ClampMSS|TableLookupBytes|Read|Write|SendOverhead|ReceiveOverhead)$'
 

@@ -28,7 +28,7 @@ fi
 PAIRS=${PAIRS:-"NetstackPair/wg-stock/tcp:NetstackPair/wg-multipath/tcp NetstackPair/wg-stock/tcp:NetstackPair/relay/tcp NetstackPair/relay/tcp:NetstackPair/relay-translated/tcp NetstackPair/relay/tcp:NetstackPair/relay-linkem/tcp TUNPair/wireguard-go/tcp:TUNPair/relay/tcp TUNPair/relay/tcp:TUNPair/relay-translated/tcp"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go test -c -o "$tmp/agent.test" ./pkg/agent
+go test -c -o "$tmp/agent.test" ./internal/agent
 go test -c -o "$tmp/bench.test" ./test/bench
 {
 	echo "# commit: $commit"
@@ -57,7 +57,7 @@ for i in $(seq "$rounds"); do
 	echo "round $i/$rounds" >&2
 	for j in $(seq 0 $((${#runs[@]} - 1))); do
 		read -r pkg sel bt <<<"${runs[$(((i + j) % ${#runs[@]}))]}"
-		dir=pkg/agent
+		dir=internal/agent
 		[ "$pkg" = bench ] && dir=test/bench
 		res=$(cd "$dir" && "$tmp/$pkg.test" -test.run '^$' -test.bench "$sel" -test.benchtime "$bt" 2>&1) || true
 		if grep -q MB/s <<<"$res"; then

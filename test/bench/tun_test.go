@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/netns"
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
 // BenchmarkTUNPair measures bulk TCP from a pod behind provider A to a pod

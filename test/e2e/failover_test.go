@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/pkg/admin"
+	"github.com/liqo-relay/relay/internal/control/admin"
 )
 
 // The failover scenario of issue 3: ten cuts of the direct path, each
@@ -27,13 +27,13 @@ const (
 	// Generous bounds (the defaults detect a dead path in 300 ms): only a
 	// broken relay misses them. Failback is slower than failbackHold (3 s)
 	// suggests: the direct path's loss estimate covers its last 32 probes
-	// (pkg/health DefaultLossWindow) and the loss penalty (200 ms per 100%)
+	// (internal/core/health DefaultLossWindow) and the loss penalty (200 ms per 100%)
 	// of one lost probe in 32 already outweighs the consumer's 5 ms bias, so
 	// direct wins back only after 32 answered probes in a row; one late
 	// answer on a busy machine starts the count again. Measured: about 4 s
 	// typically, 7-13 s at a load of 9 on two cores. The direct path's
 	// RTT on a starved machine reads hundreds of milliseconds now and
-	// then; those samples are outliers that SRTT clips (pkg/health
+	// then; those samples are outliers that SRTT clips (internal/core/health
 	// estimator.go), or a single one would keep SRTT above the 5 ms bias
 	// for ~10 s (this test failed in CI that way: 34 ms ± 65 ms).
 	switchWithin   = 5 * time.Second

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/internal/netns"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
 // TestE2EFCC is issue 10's control plane to data plane test: three real

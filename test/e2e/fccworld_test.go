@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/internal/netns"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 	"github.com/liqo-relay/relay/pkg/kube/relayclient"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 	"github.com/liqo-relay/relay/test/k8s/liqofake"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/pkg/admin"
+	"github.com/liqo-relay/relay/internal/control/admin"
 )
 
 // synthetic builds a stream of one datagram every 5 ms for span, each

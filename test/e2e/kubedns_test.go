@@ -45,7 +45,7 @@ const (
 //  4. a name outside the zone is REFUSED.
 //
 // Order among several peers by measured cost needs a third provider,
-// which this topology does not have; pkg/dnsserver's tests cover it.
+// which this topology does not have; internal/control/dnsserver's tests cover it.
 func TestE2EKubernetesDNS(t *testing.T) {
 	requireK8sTools(t)
 	top := NewTopology(t, Options{})

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/internal/netns"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 	"github.com/liqo-relay/relay/pkg/kube/podmap"
 )
 

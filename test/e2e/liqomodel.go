@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/liqo-relay/relay/internal/netns"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
 // This file models Liqo v1.2.0's data path between a consumer C and two

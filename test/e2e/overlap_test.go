@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/netns"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
 // TestE2EOverlappingCIDRs: both pods are 10.244.1.10; A sees B's pods as

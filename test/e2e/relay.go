@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/netns"
-	"github.com/liqo-relay/relay/pkg/admin"
+	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
 // exitBudget is the contract for a clean shutdown: exit 0 within 5 s.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/pkg/admin"
+	"github.com/liqo-relay/relay/internal/control/admin"
 )
 
 // TestE2EReloadSIGHUP: a changed path bias applied by SIGHUP moves the

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/netns"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
 const streamPort = 7009

@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/netns"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
 func labScript() string {

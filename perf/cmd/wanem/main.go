@@ -1,7 +1,7 @@
 // Command wanem is the userspace WAN emulator of the perf/ testbed: an L2
 // bridge over AF_PACKET sockets between two interfaces, with delay, jitter,
-// loss, bursty loss, rate limits and cuts per direction (pkg/wanem decides,
-// pkg/wanem/bridge moves the frames). It is test tooling, not part of the
+// loss, bursty loss, rate limits and cuts per direction (perf/wanem decides,
+// perf/wanem/bridge moves the frames). It is test tooling, not part of the
 // relay: `make perf` builds it into bin/wanem.
 package main
 
@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/liqo-relay/relay/pkg/wanem"
-	"github.com/liqo-relay/relay/pkg/wanem/bridge"
+	"github.com/liqo-relay/relay/perf/wanem"
+	"github.com/liqo-relay/relay/perf/wanem/bridge"
 )
 
 // wanemUsage documents the command.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 func dnsSidecar(t *testing.T) *Sidecar {

@@ -6,12 +6,12 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 // RelayConfig renders the relay configuration file of the relay named
 // name, which serves the consumer cluster consumer, and checks it with
-// pkg/config, as the relay will. The key comes from the key Secret
+// internal/core/config, as the relay will. The key comes from the key Secret
 // through the API server (Kubernetes mode). With dns enabled it has
 // dnsServer with the consumer's zone and no listen: the container's
 // --dns-listen gives the pod's address.

@@ -154,7 +154,7 @@ func (s *Sidecar) NetworkPolicyEnabled() bool {
 }
 
 // Validate returns every problem, each naming its field. The relay
-// configuration the sidecar renders is validated too (by pkg/config),
+// configuration the sidecar renders is validated too (by internal/core/config),
 // with a sample relay name.
 func (s *Sidecar) Validate() error {
 	var errs []error

@@ -32,7 +32,7 @@ func TestParseSidecarErrors(t *testing.T) {
 		{"image: r:1\naddresses: [1.2.3.4/32]\nallowedPeerPrefixes: [10.0.0.1]", []string{`allowedPeerPrefixes[0]: "10.0.0.1" is not a prefix`}},
 		{"image: r:1\naddresses: [1.2.3.4/32]\nservice: {type: ExternalName}", []string{`service.type: "ExternalName"`}},
 		{"image: r:1\naddresses: [1.2.3.4/32]\nservice: {type: ClusterIP, externalTrafficPolicy: Local}", []string{"service.externalTrafficPolicy: needs type"}},
-		// Passed into the relay configuration and refused by pkg/config.
+		// Passed into the relay configuration and refused by internal/core/config.
 		{"image: r:1\naddresses: [1.2.3.4/32]\nhealth: {interval: fast}", []string{"relay configuration rendered from the sidecar file is invalid", "health.interval"}},
 		{"image: r:1\naddresses: [1.2.3.4/32]\nexports: [10.244.1.0/16]", []string{"exports[0]"}},
 	} {

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/pkg/kube/keysecret"
 )
 

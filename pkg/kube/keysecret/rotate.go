@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 // A key rotation keeps the next private key in the same Secret, under the

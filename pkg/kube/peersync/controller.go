@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/pkg/admin"
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 // StatusRefresh is the longest a RelayPeer's measurements (RTT, jitter,

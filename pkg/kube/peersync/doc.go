@@ -5,7 +5,7 @@
 //
 // The peer set is one unit: prefixes and keys must not clash across peers,
 // so sync validates every RelayPeer against the relay's file configuration
-// and the peers accepted before it (pkg/config DecodePeer and WithPeer, the
+// and the peers accepted before it (internal/core/config DecodePeer and WithPeer, the
 // file's own decoder and validator), then applies the result through the
 // relay's atomic live-apply path, the one SIGHUP uses. A RelayPeer whose
 // spec does not validate gets Ready=False with the field path and message,

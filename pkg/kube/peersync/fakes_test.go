@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/pkg/admin"
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 // fakeAPI is an in-memory RelayPeer store with watches and a record of the

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 // accepted is the spec of a RelayPeer that the relay runs.

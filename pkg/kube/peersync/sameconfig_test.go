@@ -3,7 +3,7 @@ package peersync
 import (
 	"testing"
 
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 )
 
 // TestSameConfigSeesKeyChanges: the keys are redacted in the comparison's

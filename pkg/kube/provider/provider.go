@@ -25,7 +25,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/pkg/kube/dnsfeed"
 	"github.com/liqo-relay/relay/pkg/kube/keyrotate"
 	"github.com/liqo-relay/relay/pkg/kube/keysecret"

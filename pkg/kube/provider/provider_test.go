@@ -19,12 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/pkg/admin"
-	"github.com/liqo-relay/relay/pkg/agent"
-	"github.com/liqo-relay/relay/pkg/config"
+	"github.com/liqo-relay/relay/internal/agent"
+	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/pkg/kube/provider"
 	"github.com/liqo-relay/relay/pkg/kube/relayclient"
-	"github.com/liqo-relay/relay/pkg/metrics"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 
@@ -280,7 +280,7 @@ func (s *stream) stop() (sent, lost int) {
 
 // maxRotationLoss bounds the datagrams an in-place key rotation may cost a
 // stream: those in flight through the moving relay's WireGuard at the
-// instant it moves (pkg/agent, rotation.go).
+// instant it moves (internal/agent, rotation.go).
 const maxRotationLoss = 20
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -2,7 +2,7 @@
 // `go test` would have written: the package lines (ok, FAIL, no test
 // files), build errors, and the output of failed tests only. At the end it
 // says how many tests skipped for lack of root (their skip message contains
-// "needs root", see internal/netns.RequireRoot), so that a run as an
+// "needs root", see internal/testbed/netns.RequireRoot), so that a run as an
 // ordinary user is not mistaken for a full one. `make test` pipes into it
 // with pipefail, so go test's exit status is the target's.
 package main

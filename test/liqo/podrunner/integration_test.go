@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/netns"
+	"github.com/liqo-relay/relay/internal/testbed/netns"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 	"github.com/liqo-relay/relay/test/liqo/podrunner"
 	corev1 "k8s.io/api/core/v1"

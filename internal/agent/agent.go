@@ -1,0 +1,454 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.zx2c4.com/wireguard/conn"
+
+	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/control/dnsserver"
+	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/failover"
+	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
+	"github.com/liqo-relay/relay/internal/resolver"
+)
+
+// Clock is the shell's source of time. Pure packages take `now` from it.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Resolver resolves path endpoint host names; a test's replacement for
+// the agent's own resolver (internal/resolver, under the config's dns section).
+// Its answers carry no TTL: names are looked up again every dns.minTTL.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Options are the agent's collaborators. The zero value runs a production
+// relay: real clock, real sockets, the host's resolver.
+type Options struct {
+	Logger *slog.Logger
+	Clock  Clock
+	// Bind is the inner transport under the multipath Bind; nil means
+	// udpbind.New (batching across destinations, GSO, GRO, sticky
+	// sockets).
+	Bind conn.Bind
+	// NetstackDial reaches exported destinations from a netstack relay;
+	// nil means the host network. The demo injects in-process servers.
+	NetstackDial func(ctx context.Context, network, address string) (net.Conn, error)
+	// AdminAddr overrides the config's admin address; "-" disables the
+	// admin server (in-process relays of the demo and tests).
+	AdminAddr string
+	Metrics   *metrics.Metrics
+	// Resolver, when set, replaces the DNS lookups of endpoint names.
+	Resolver Resolver
+	// LogLevel, when set, is the level of Logger's handler: Apply sets it
+	// from log.level, so a reload changes the level. Without it a change
+	// of log.level is refused (a restart is needed).
+	LogLevel *slog.LevelVar
+}
+
+// Agent runs one relay. Build it with New, run it with Run.
+type Agent struct {
+	log     *slog.Logger
+	clock   Clock
+	opts    Options
+	dp      *dataplane
+	metrics *metrics.Metrics
+	admin   *adminServers
+	dns     *resolver.Watcher // keeps endpoint host names resolved (dns.go)
+	dnsSrv  *dnsserver.Server // the DNS responder, nil when off (dnsserver.go)
+	socks   net.Listener      // netstack mode: SOCKS5 into the mesh
+	epoch   uint64
+	started time.Time
+	// listenPort is cfg.ListenPort, which only a restart changes.
+	listenPort uint16
+	// pubKey is our running public key: it changes when a key rotation
+	// switches (rotation.go).
+	pubKey atomic.Pointer[config.Key]
+
+	// cur is the running configuration, published by the owner goroutine
+	// for Apply (to find the peers whose endpoints need resolving).
+	cur atomic.Pointer[config.Config]
+	// applyMu serialises Apply calls, so that cur does not change between
+	// an Apply's resolution and its turn on the owner goroutine.
+	applyMu sync.Mutex
+	// wakes counts the owner loop's wake-ups by cause (tests).
+	wakes struct{ timer, house atomic.Uint64 }
+
+	// Owned by the Run goroutine.
+	cfg      *config.Config
+	services map[string][]netip.Addr // Services the DNS responder answers for (dnsserver.go)
+	gen      int
+	peers    map[string]*peerState
+	mon      *health.Monitor
+	sel      *failover.Selector
+	events   eventLog
+	next     *ownNext              // our staged next key, nil when none (rotation.go)
+	pings    map[pingKey]*pingWait // outstanding `relay ping` probes by peer and nonce (ping.go)
+	dueBuf   []health.Probe
+	// lastHousekeep is when housekeep last ran (passive evidence dating).
+	lastHousekeep time.Time
+	transBuf      []health.Transition
+	changedBuf    []health.PathID    // housekeeping: paths whose stats moved (housemetrics.go)
+	srcBuf        []multipath.Source // housekeeping: one peer's Bind counters at a time
+
+	// Shared with the Bind's receive goroutines (probe handling).
+	probes atomic.Pointer[probeIndex]
+	budget probeBudget // per-source verification budget (probe.go)
+
+	// Requests into the owner goroutine.
+	replyc  chan probeReply
+	lazy    lazyReplies  // replies that wait for the owner's planned wake (replyq.go)
+	lazyBuf []probeReply // owned by the Run goroutine
+	// probeOut holds the requests of one step until it ends (flushProbes);
+	// owned by the Run goroutine.
+	probeOut multipath.Outbox
+	reloadc  chan reloadReq
+	callc    chan func()
+
+	name    string        // immutable copy of cfg.Name for other goroutines
+	stopped chan struct{} // closed when Run returns
+	ready   atomic.Bool
+	running atomic.Bool
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// New builds the relay's data plane for cfg and configures every peer. It
+// returns an error, with nothing left behind, when any of it fails.
+func New(cfg *config.Config, opts Options) (*Agent, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	if cfg.PrivateKey.IsZero() {
+		if err := ResolveKey(cfg); err != nil {
+			return nil, err
+		}
+	}
+	log := opts.Logger.With("component", "agent")
+	var eb [8]byte
+	if _, err := rand.Read(eb[:]); err != nil {
+		return nil, fmt.Errorf("reading randomness for the boot epoch: %w", err)
+	}
+	a := &Agent{
+		log:     log,
+		clock:   opts.Clock,
+		opts:    opts,
+		metrics: opts.Metrics,
+		epoch:   binary.LittleEndian.Uint64(eb[:]) | 1,
+		peers:   map[string]*peerState{},
+		mon:     health.NewMonitor(newRand()),
+		sel:     failover.New(failoverSettings(cfg.Health)),
+		pings:   map[pingKey]*pingWait{},
+		replyc:  make(chan probeReply, 1024),
+		reloadc: make(chan reloadReq),
+		callc:   make(chan func()),
+		stopped: make(chan struct{}),
+		name:    cfg.Name,
+	}
+	cfg = cfg.Clone() // a.cfg must not change under the owner goroutine
+	a.dns = a.newWatcher(cfg)
+	a.probes.Store(&probeIndex{})
+	adm, err := newAdminServers(cfg, opts, a) // before the data plane: nothing to undo
+	if err != nil {
+		return nil, err
+	}
+	a.admin = adm
+	// Resolve before building anything: a slow resolver holds no sockets.
+	rctx, cancel := context.WithTimeout(context.Background(), resolver.LookupTimeout(cfg.DNS))
+	resolved := a.resolveChanged(rctx, nil, cfg)
+	cancel()
+	dp, err := buildDataplane(cfg, opts, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	a.dp = dp
+	ok := false
+	defer func() {
+		if ok {
+			return
+		}
+		if a.socks != nil {
+			_ = a.socks.Close()
+		}
+		if a.dnsSrv != nil {
+			a.dnsSrv.Close()
+		}
+		_ = dp.close()
+	}()
+	if err := a.listenDNS(cfg); err != nil {
+		return nil, err
+	}
+	if dp.ns != nil && cfg.Netstack.SOCKS5 != "" {
+		ln, err := net.Listen("tcp", cfg.Netstack.SOCKS5)
+		if err != nil {
+			return nil, fmt.Errorf("netstack.socks5: %w", err)
+		}
+		a.socks = ln
+	}
+	dp.bind.SetProbePredicate(health.IsProbe)
+	dp.bind.SetProbeHandler(a.handleProbe)
+	// The bind dates received data for demand mode (LastRx). With the real
+	// clock it reads the monotonic clock alone, once per batch.
+	if _, ok := a.clock.(realClock); ok {
+		dp.bind.SetClock(nil)
+	} else {
+		dp.bind.SetClock(a.clock.Now)
+	}
+	a.cfg = &config.Config{Name: cfg.Name, PrivateKey: cfg.PrivateKey, Health: cfg.Health}
+	if err := a.apply(cfg, resolved, true); err != nil {
+		return nil, err
+	}
+	a.started = a.clock.Now()
+	a.listenPort = cfg.ListenPort
+	pub := cfg.PrivateKey.PublicKey()
+	a.pubKey.Store(&pub)
+	ok = true
+	return a, nil
+}
+
+// Run serves until ctx is done, then removes everything the relay created
+// (devices, routes, rules, sockets) and returns. Readiness drops first.
+func (a *Agent) Run(ctx context.Context) error {
+	if !a.running.CompareAndSwap(false, true) {
+		return errors.New("agent: Run called twice")
+	}
+	defer close(a.stopped)
+	defer a.shutdown()
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := a.admin.start(actx); err != nil {
+		return err // names the server and its address
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if a.socks != nil {
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		wg.Go(func() {
+			if err := a.dp.ns.ServeSOCKS5(sctx, a.socks); err != nil && sctx.Err() == nil {
+				a.log.Error("SOCKS5 proxy stopped", "err", err)
+			}
+		})
+		a.log.Info("SOCKS5 proxy into the mesh", "addr", a.socks.Addr().String())
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel() // before wg.Wait: the Watcher ends with it
+	wg.Go(func() { a.dns.Run(wctx) })
+	if a.dnsSrv != nil {
+		wg.Go(func() {
+			if err := a.dnsSrv.Run(wctx); err != nil {
+				a.log.Error("DNS responder stopped", "err", err)
+			}
+		})
+	}
+	a.ready.Store(true)
+	a.log.Info("relay up", "name", a.cfg.Name, "mode", a.cfg.Mode, "listenPort", a.cfg.ListenPort, "peers", len(a.cfg.Peers))
+
+	timer := time.NewTimer(0) // the first step at once
+	defer timer.Stop()
+	house := time.NewTicker(housekeepingInterval)
+	defer house.Stop()
+	lastRules := a.clock.Now()
+	var plan wakePlan // when the timer is due; only a timer wake is measured against it
+	for {
+		var late time.Duration
+		timerWake := false
+		select {
+		case <-ctx.Done():
+			a.ready.Store(false)
+			return nil
+		case r := <-a.replyc:
+			a.onReply(r)
+		case req := <-a.reloadc:
+			req.done <- a.reload(req)
+		case fn := <-a.callc:
+			fn()
+		case <-house.C:
+			a.wakes.house.Add(1)
+			now := a.clock.Now()
+			a.housekeep(now)
+			if now.Sub(lastRules) >= rulesCheckInterval {
+				lastRules = now
+				a.checkRules()
+			}
+		case <-timer.C:
+			late, timerWake = plan.late(a.clock.Now()), true
+			a.wakes.timer.Add(1)
+		}
+		a.drainReplies()
+		now := a.clock.Now()
+		if timerWake {
+			a.reportLateness(late, now)
+		}
+		a.step(now)
+		// The sleep counts from the end of the step: its own work is time
+		// the relay ran, not lateness (wakePlan). Since Go 1.23 Reset and
+		// Stop leave no stale tick in timer.C.
+		armed := a.clock.Now()
+		if d, ok := sleepFor(armed, a.mon.NextDeadline()); ok {
+			timer.Reset(d)
+			plan.arm(armed, d)
+		} else {
+			timer.Stop()
+			plan = wakePlan{}
+		}
+	}
+}
+
+// sleepFor returns how long the owner loop may sleep before the monitor's
+// next deadline, and false when there is none (no paths): then only
+// events, requests and housekeeping wake it.
+func sleepFor(now, deadline time.Time) (time.Duration, bool) {
+	if deadline.IsZero() {
+		return 0, false
+	}
+	return min(max(deadline.Sub(now), minTimer), maxTimer), true
+}
+
+const (
+	// housekeepingInterval paces passive evidence, counters and metrics.
+	// It matches the default probe interval: finer would cost CPU for
+	// nothing, coarser would delay passive evidence past one probe.
+	housekeepingInterval = 100 * time.Millisecond
+	// rulesCheckInterval paces the repair of our policy rules when another
+	// agent (Liqo's route monitor) rewrites them.
+	rulesCheckInterval = time.Second
+	// minTimer and maxTimer bound the owner loop's sleep: never spin, never
+	// oversleep a deadline by more than the housekeeping interval.
+	minTimer = time.Millisecond
+	maxTimer = housekeepingInterval
+)
+
+// drainReplies handles every reply already queued before the machines
+// step: when the owner goroutine was held up (a loaded machine), the
+// replies that arrived meanwhile must count before any deadline does, or a
+// healthy path would be declared down for our own delay.
+func (a *Agent) drainReplies() {
+	for {
+		select {
+		case r := <-a.replyc:
+			a.onReply(r)
+		default:
+			return
+		}
+	}
+}
+
+// shutdown tears the data plane down. It runs once, on Run's way out.
+func (a *Agent) shutdown() {
+	a.closeMu.Lock()
+	defer a.closeMu.Unlock()
+	if a.closed {
+		return
+	}
+	a.closed = true
+	a.ready.Store(false)
+	a.admin.close()
+	if a.dnsSrv != nil {
+		a.dnsSrv.Close() // Run's server has stopped it already
+	}
+	if a.socks != nil {
+		_ = a.socks.Close() // Run's SOCKS5 server has closed it already
+	}
+	if err := a.dp.close(); err != nil {
+		a.log.Error("cleaning up", "err", err)
+	}
+	a.log.Info("relay stopped")
+}
+
+// Close releases an agent that was built but never Run.
+func (a *Agent) Close() {
+	if a.running.Load() {
+		return
+	}
+	a.shutdown()
+}
+
+// errNotRunning is returned by calls into an agent whose Run has ended.
+var errNotRunning = errors.New("agent: not running")
+
+// do runs fn in the owner goroutine and waits for it.
+func (a *Agent) do(ctx context.Context, fn func()) error {
+	done := make(chan struct{})
+	call := func() { fn(); close(done) }
+	select {
+	case a.callc <- call:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-a.stopped:
+		return errNotRunning
+	}
+	<-done
+	return nil
+}
+
+// statusTimeout bounds how long Status waits for the owner goroutine.
+const statusTimeout = 5 * time.Second
+
+// Status returns the relay's current status (admin.Source). It fails when
+// the relay is not running or its owner goroutine does not answer within
+// ctx (and at most statusTimeout).
+func (a *Agent) Status(ctx context.Context) (admin.Status, error) {
+	var st admin.Status
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	if err := a.do(ctx, func() { st = a.buildStatus() }); err != nil {
+		return admin.Status{}, fmt.Errorf("relay %s: status: %w", a.name, err)
+	}
+	return st, nil
+}
+
+// Ready reports whether the configuration is applied and the device is up
+// (admin.Source). It never depends on peer reachability.
+func (a *Agent) Ready() (bool, string) {
+	if a.ready.Load() {
+		return true, ""
+	}
+	return false, "starting or shutting down"
+}
+
+// ListenPort returns the UDP port the relay listens on. It is safe to call
+// from any goroutine.
+func (a *Agent) ListenPort() uint16 {
+	return a.listenPort
+}
+
+// PublicKey returns the relay's running public key, which a key rotation
+// changes (docs/protocol.md, "Key rotation"). It is safe to call from any
+// goroutine.
+func (a *Agent) PublicKey() config.Key {
+	return *a.pubKey.Load()
+}
+
+// DialContext connects from this relay's own overlay address into the mesh.
+// Only netstack relays have one; local applications of a TUN relay use the
+// host's routes.
+func (a *Agent) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if a.dp.ns == nil {
+		return nil, errors.New("agent: DialContext needs netstack mode")
+	}
+	return a.dp.ns.DialContext(ctx, network, address)
+}

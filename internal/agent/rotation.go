@@ -1,0 +1,330 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/health"
+)
+
+// This file carries out in-place key rotation (docs/protocol.md, "Key
+// rotation"). Two roles, both possibly at once:
+//
+//   - The rotating relay X is given nextPrivateKey. It keeps running on its
+//     current key and answers probe requests authenticated under the next
+//     one: a peer that sends such a request has staged the key. When every
+//     peer has (health.Rotation), or at the deadline, X switches: WireGuard
+//     gets the new private key, every probe key is rederived, and a probe
+//     request under the new key goes out on every path at once.
+//   - A peer Y is given X's nextPublicKey. It proves it by sending every
+//     probe to X twice, once under each key, and waits. The first probe
+//     request from X under the new key says X has switched: Y then moves
+//     X's allowed IPs to a WireGuard peer under the new key and removes the
+//     old one, in one IpcSet, and starts the new session.
+//
+// Y adds the new WireGuard peer only then, not when staging: a prefix
+// belongs to one WireGuard peer, which is both where Y sends it and the
+// only peer whose packets from it Y accepts, so an earlier WireGuard peer
+// under the new key would accept a session from X whose packets Y then
+// drops. While X waits for Y's new session its packets to Y are held in
+// WireGuard's queue, and packets Y sent before the move still decrypt at X
+// under the old session.
+
+// ownNext is our own staged next key.
+type ownNext struct {
+	priv config.PrivateKey
+	// keys holds, per peer name, the probe key between our next key and
+	// the peer's current public key: it verifies the peer's proof.
+	keys map[string]*health.PeerKey
+	rot  *health.Rotation
+}
+
+// livePeer returns p as WireGuard runs it when old, the running state of
+// the peer, has already switched to p's NextPublicKey: the peer's key is
+// then that one and nothing is staged. The configuration may lag behind a
+// switch (the operator copies the new key into publicKey later); this keeps
+// such a reload from undoing it.
+func livePeer(p config.Peer, old *peerState) config.Peer {
+	if old != nil && !p.NextPublicKey.IsZero() && old.cfg.PublicKey == p.NextPublicKey {
+		p.PublicKey, p.NextPublicKey = p.NextPublicKey, config.Key{}
+	}
+	return p
+}
+
+// liveOwnKey does for our own key what livePeer does for a peer's: once we
+// switched to cfg's nextPrivateKey, cfg reads as running that key with
+// nothing staged.
+func (a *Agent) liveOwnKey(cfg *config.Config) {
+	if !cfg.NextPrivateKey.IsZero() && cfg.NextPrivateKey == a.cfg.PrivateKey {
+		cfg.PrivateKey, cfg.NextPrivateKey = cfg.NextPrivateKey, config.PrivateKey{}
+	}
+}
+
+// prepareNext derives the probe keys of our next key with every peer of
+// cfg, or returns nil when cfg stages no next key.
+func prepareNext(cfg *config.Config, running map[string]*peerState) (*ownNext, error) {
+	if cfg.NextPrivateKey.IsZero() {
+		return nil, nil
+	}
+	n := &ownNext{priv: cfg.NextPrivateKey, keys: make(map[string]*health.PeerKey, len(cfg.Peers))}
+	for _, p := range cfg.Peers {
+		p = livePeer(p, running[p.Name])
+		k, err := health.NewPeerKey(health.PrivateKey(cfg.NextPrivateKey), health.PublicKey(p.PublicKey))
+		if err != nil {
+			return nil, fmt.Errorf("nextPrivateKey with peers[%s].publicKey: %w", p.Name, err)
+		}
+		n.keys[p.Name] = k
+	}
+	return n, nil
+}
+
+// commitNext makes next our staged key: a rotation already staged with the
+// same key keeps its start and the proofs of the peers that stay.
+func (a *Agent) commitNext(next *ownNext, cfg *config.Config, now time.Time) {
+	if next == nil {
+		if a.next != nil {
+			a.log.Warn("key rotation withdrawn: nextPrivateKey is no longer set")
+		}
+		a.next = nil
+		return
+	}
+	if a.next != nil && a.next.priv == next.priv {
+		next.rot = a.next.rot
+	} else {
+		next.rot = health.NewRotation(now, cfg.RotationDeadline())
+		a.log.Info("key rotation staged: waiting for every peer to accept the next key",
+			"nextPublicKey", next.priv.PublicKey().String(), "deadline", next.rot.Deadline())
+	}
+	names := make([]string, 0, len(cfg.Peers))
+	for _, p := range cfg.Peers {
+		names = append(names, p.Name)
+	}
+	next.rot.SetPeers(names)
+	a.next = next
+}
+
+// rotationSignal says what an authenticated probe request under a staged
+// key means.
+type rotationSignal uint8
+
+const (
+	// peerStaged: the request was under our next key, so the peer has
+	// staged it.
+	peerStaged rotationSignal = iota + 1
+	// peerSwitched: the request was under the peer's next key, so the peer
+	// has switched to it.
+	peerSwitched
+)
+
+// onRotationSignal handles a request under a staged key, on the owner
+// goroutine.
+func (a *Agent) onRotationSignal(r probeReply) {
+	switch r.rot {
+	case peerStaged:
+		if a.next != nil && a.next.rot.Staged(r.peer) {
+			a.log.Info("peer staged our next key", "peer", r.peer)
+		}
+	case peerSwitched:
+		if st, ok := a.peers[r.peer]; ok && st.nextKey != nil {
+			a.movePeer(st)
+		}
+	}
+}
+
+// stepRotation switches to our next key once the rotation says so.
+func (a *Agent) stepRotation(now time.Time) {
+	if a.next == nil {
+		return
+	}
+	if d := a.next.rot.Decide(now); d.Switch {
+		a.switchKey(d, now)
+	}
+}
+
+// switchKey makes our next key the running one. It runs on the owner
+// goroutine, serialised with Apply. Setting the key is the only fallible
+// step; when it fails nothing else has changed and the next step retries.
+func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
+	n := a.next
+	// Hold first: wireguard-go starts its initiations the moment the key
+	// is set, and one that reached a peer after it moved would cross the
+	// peer's own.
+	for _, st := range a.peers {
+		a.holdInitiations(st, now)
+	}
+	if err := a.dp.wg.IpcSet(fmt.Sprintf("private_key=%s\n", n.priv.Hex())); err != nil {
+		a.log.Error("key rotation: setting the next private key in WireGuard", "err", err)
+		for _, st := range a.peers {
+			a.dp.bind.HoldInitiations(st.cfg.Name, false)
+			st.heldAt = time.Time{}
+		}
+		return
+	}
+	// wireguard-go recomputed every peer's static secret and expired the
+	// sending keys: packets to peers wait for a handshake under the new key,
+	// which each peer starts when it sees our notice below; our own
+	// initiations are held meanwhile (holdInitiations). Receiving on the
+	// old sessions continues.
+	cfg := a.cfg.Clone()
+	cfg.PrivateKey, cfg.NextPrivateKey = n.priv, config.PrivateKey{}
+	for name, st := range a.peers {
+		if k, ok := n.keys[name]; ok {
+			st.key = k
+		}
+		a.rederiveNextKey(st, n.priv)
+	}
+	a.cfg = cfg
+	a.cur.Store(cfg)
+	a.next = nil
+	a.publishProbeIndex()
+	pub := n.priv.PublicKey()
+	a.pubKey.Store(&pub)
+	if d.Reason == "deadline" {
+		a.log.Warn("key rotation: deadline passed, switched without the peers that did not stage the next key: they lose their session until they are given the new public key",
+			"publicKey", pub.String(), "stragglers", d.Waiting)
+	} else {
+		a.log.Info("key rotation: every peer staged the next key, switched", "publicKey", pub.String())
+	}
+	for _, st := range a.peers {
+		a.notifySwitch(st)
+	}
+}
+
+// rederiveNextKey derives st's probe key under the peer's staged next
+// public key again, from priv, our private key now: both relays of a pair
+// may rotate at once, and the probe that says the peer switched is keyed
+// by our current key.
+func (a *Agent) rederiveNextKey(st *peerState, priv config.PrivateKey) {
+	if st.nextKey == nil || st.cfg.NextPublicKey.IsZero() {
+		return
+	}
+	k, err := health.NewPeerKey(health.PrivateKey(priv), health.PublicKey(st.cfg.NextPublicKey))
+	if err != nil {
+		a.log.Error("key rotation: deriving the probe key under the peer's next key", "peer", st.cfg.Name, "err", err)
+		return
+	}
+	st.nextKey = k
+}
+
+// initiationHold bounds how long we hold our handshake initiations to a
+// peer after switching keys: twice WireGuard's 5 s retry, so that the
+// peer's own initiation has had its retry too. A peer that has not made a
+// session with our new key by then is a straggler (or lost every packet);
+// our initiations then go out again, as wireguard-go retries them.
+const initiationHold = 10 * time.Second
+
+// holdInitiations makes the Bind drop our handshake initiations to st
+// from now on (bind.HoldInitiations): the peer initiates the session
+// under our new key once it has moved to it.
+func (a *Agent) holdInitiations(st *peerState, now time.Time) {
+	a.dp.bind.HoldInitiations(st.cfg.Name, true)
+	st.heldAt = now
+}
+
+// releaseHold lets our initiations to st go out again once a session under
+// our new key exists or initiationHold has passed. It runs in housekeep.
+func (a *Agent) releaseHold(st *peerState, now time.Time) {
+	if st.heldAt.IsZero() {
+		return
+	}
+	if last := a.lastHandshake(st); !last.After(st.heldAt) && now.Sub(st.heldAt) < initiationHold {
+		return
+	}
+	a.dp.bind.HoldInitiations(st.cfg.Name, false)
+	st.heldAt = time.Time{}
+}
+
+// notifySwitch sends a probe request under our new key on every path of st
+// now: the peer moves to the new key on the first one, without waiting for
+// the next scheduled probe. Its nonce is 0, below every monitor nonce, so
+// its answer matches nothing; the peer's replay filter for our new key is
+// fresh, so it accepts it.
+func (a *Agent) notifySwitch(st *peerState) {
+	var out [health.ProbeSize]byte
+	health.Marshal(&out, &health.Message{Kind: health.KindRequest, Nonce: 0, Epoch: a.epoch, Sender: st.key.Ours()})
+	st.key.Seal(&out)
+	for i, p := range st.paths {
+		if !p.addr.IsValid() {
+			continue
+		}
+		if err := a.dp.bind.SendTo(out[:], p.addr); err != nil {
+			a.log.Debug("key rotation notice", "peer", st.cfg.Name, "path", st.cfg.Paths[i].Name, "err", err)
+		}
+	}
+}
+
+// movePeer moves st to its next public key: one IpcSet adds the WireGuard
+// peer under the new key with st's allowed IPs (taking them from the old
+// one) and removes the old one, and we initiate the new session at once.
+// When the IpcSet fails it is undone, st stays as it was, and the peer's
+// next request under the new key retries.
+//
+// What this can lose: packets the peer sent on the old session that are
+// still inside WireGuard's receive pipeline when the allowed IPs move (the
+// peer stopped sending on it before its notice, but decryption runs on
+// other goroutines than the notice), and packets of ours still queued on
+// the old WireGuard peer when it is removed. That is at most the packets
+// in flight through one relay at that instant; wireguard-go offers no way
+// to wait for its queues to drain.
+func (a *Agent) movePeer(st *peerState) {
+	nc := st.cfg
+	nc.PublicKey, nc.NextPublicKey = st.cfg.NextPublicKey, config.Key{}
+	// The new key needs its session now, also when our first handshake
+	// with the peer is still deferred (kick): the peer's initiation went
+	// out before it notified us and we dropped it (initiateBeforeNotice).
+	start := st.started || st.reachable
+	if err := a.dp.wg.IpcSet(peerUAPI(&nc, start) + removePeerUAPI(st.cfg.PublicKey)); err != nil {
+		a.log.Error("key rotation: moving the peer to its next key", "peer", st.cfg.Name, "err", err)
+		if uerr := a.dp.wg.IpcSet(peerUAPI(&st.cfg, st.started) + removePeerUAPI(nc.PublicKey)); uerr != nil {
+			a.log.Error("key rotation: restoring the peer's old key", "peer", st.cfg.Name, "err", uerr)
+		}
+		return
+	}
+	st.cfg = nc
+	st.key, st.nextKey = st.nextKey, nil
+	if a.next != nil {
+		// Our own staged key's probe key with the peer was derived from its
+		// old public key: the peer proves our next key under its new one.
+		if k, err := health.NewPeerKey(health.PrivateKey(a.next.priv), health.PublicKey(nc.PublicKey)); err == nil {
+			a.next.keys[st.cfg.Name] = k
+		} else {
+			a.log.Error("key rotation: deriving our next key's probe key with the peer's new key", "peer", st.cfg.Name, "err", err)
+		}
+	}
+	if start {
+		st.started, st.deferred = true, nil
+	}
+	a.publishProbeIndex()
+	a.log.Info("peer switched to its next key", "peer", st.cfg.Name, "publicKey", nc.PublicKey.String())
+	if start {
+		// Setting the keepalive above already sent an initiation when the
+		// peer has one; this covers the peers without (wireguard-go
+		// drops a second initiation within 5 s).
+		a.handshake(st, metrics.HandshakePeerRotated, false)
+	}
+}
+
+// rotationStatus is the staged rotation for /status, or nil.
+func (a *Agent) rotationStatus(now time.Time) *admin.KeyRotation {
+	if a.next == nil {
+		return nil
+	}
+	d := a.next.rot.Decide(now)
+	return &admin.KeyRotation{
+		NextPublicKey: a.next.priv.PublicKey().String(),
+		Since:         admin.At(a.next.rot.Since()),
+		Deadline:      admin.At(a.next.rot.Deadline()),
+		Staged:        nonNil(d.Ready),
+		Waiting:       nonNil(d.Waiting),
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
