@@ -19,14 +19,14 @@ LIQO_GO := GONOSUMDB=github.com/liqotech/virtual-kubelet GOFLAGS=-mod=mod $(GO)
 # sysctl (procps); kube-proxy's nftables mode runs nft.
 TEST_DEBS := iproute2 iputils-ping nftables openssl jq procps
 
-.PHONY: all build image test unit e2e deps demo demo-k8s bench lint fmt vet staticcheck clean generate k8s-tools liqo-tools manifests
+.PHONY: all build image test unit e2e deps demo demo-k8s bench lint fmt vet staticcheck clean generate k8s-tools liqo-tools manifests help
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
-all: build
+all: build ## the same as build
 
 # build: the one product binary. Test and perf tools have their own mains
 # under perf/ and test/, built by the targets that use them (perf/perf.mk).
-build:
+build: ## build the one product binary, bin/relay
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/relay
 
 # image: the relay's OCI image without a Docker daemon (build/cmd/image,
@@ -38,12 +38,12 @@ build:
 IMAGE_REPO ?= ghcr.io/liqo-relay/relay
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 1)
-image:
+image: ## build the relay's OCI images without a Docker daemon (bin/image)
 	$(GO) run ./build/cmd/image -out bin/image -repo $(IMAGE_REPO) -version $(VERSION) \
 	  -revision $(REVISION) -source-date-epoch $(SOURCE_DATE_EPOCH)
 
 # deps installs what the tests need. It is idempotent and quiet when all is there.
-deps:
+deps: ## install the Debian packages and Go modules the tests need
 	@missing=""; for p in $(TEST_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
@@ -64,7 +64,7 @@ deps:
 # test (test/liqo); a failed build fails in CI and, elsewhere, leaves that
 # test to skip with a message. The lab's tools module (test/liqo/tools, its
 # own module, which ./... does not reach) is tested beside the seeds.
-test: deps build k8s-tools perf-check
+test: deps build k8s-tools perf-check ## everything the tests need, then every test (unit, race, namespaces, API servers, real Liqo as root)
 	$(GO) build -o bin/testsummary ./test/cmd/testsummary
 	@if [ "$$(id -u)" != 0 ]; then echo "not root: Liqo is not built (the real-Liqo lab test skips)"; \
 	elif ! test/liqo/lab.sh build; then \
@@ -76,23 +76,23 @@ test: deps build k8s-tools perf-check
 	$(GO) test -race -count=1 -timeout 20m -json ./... | bin/testsummary || exit $$?; \
 	[ $$seeds = 0 ] || exit $$seeds; exit $$tools
 
-unit:
+unit: ## the short tests only, with the race detector
 	$(GO) test -race -count=1 -short ./...
 
 # e2e runs only the namespace tests (root). They are part of `make test` too.
-e2e: deps build k8s-tools
+e2e: deps build k8s-tools ## the network-namespace end-to-end tests only (root)
 	$(GO) test -race -count=1 -timeout 20m -run 'E2E' -v ./test/e2e/...
 
-demo: build
+demo: build ## an in-process federation of three relays on loopback, unprivileged
 	./$(BIN) demo
 
-# demo-k8s (root): issue 10 end to end on real API servers. A consumer and
+# demo-k8s (root): the operator and the relays end to end on real API servers. A consumer and
 # two providers (their kube-apiservers, Liqo's data path modelled in
 # network namespaces, a relay in each provider's gateway pod, `relay
 # operator` in the consumer), one ForeignClusterConnection, and `kubectl
 # get fcc` as the direct link is cut; then everything is
 # removed. test/e2e TestDemoK8s drives it (docs/operator.md, "Demo").
-demo-k8s: deps k8s-tools
+demo-k8s: deps k8s-tools ## the operator and relays on real API servers, a cut and a restore (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "make demo-k8s needs root (network namespaces)"; exit 1; fi
 	set -o pipefail; LIQO_RELAY_DEMO_K8S=1 $(GO) test -count=1 -timeout 10m -run '^TestDemoK8s$$' -v ./test/e2e/ \
 	  | grep --line-buffered -v -E '^(=== RUN|--- PASS|PASS$$|ok )|cluster .* up in'
@@ -104,26 +104,26 @@ demo-k8s: deps k8s-tools
 # quote, use test/bench/rounds.sh (interleaved rounds, medians); see
 # docs/performance.md.
 BENCH_DEBS := wireguard-tools
-bench: deps
+bench: deps ## every Go benchmark once, briefly, one package at a time
 	@if [ "$$(id -u)" = 0 ] && ! dpkg -s $(BENCH_DEBS) >/dev/null 2>&1; then \
 	  echo "installing: $(BENCH_DEBS)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BENCH_DEBS) >/dev/null; fi
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime 1s -timeout 15m ./internal/... ./test/...
 
-lint: fmt vet staticcheck
+lint: fmt vet staticcheck ## gofmt, go vet and staticcheck
 
-fmt:
+fmt: ## fail when a Go file needs gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-vet:
+vet: ## go vet, in the main and the real-Liqo tools module
 	$(GO) vet ./...
 	cd test/liqo/tools && $(LIQO_GO) vet ./...
 
-staticcheck:
+staticcheck: ## staticcheck over the main module
 	$(GO) run $(STATICCHECK) ./...
 
 # generate writes the deep-copy code of api/ and the CRDs in manifests/crds.
 # A test (api/v1alpha1) fails when the committed files differ.
-generate:
+generate: ## regenerate api/'s deep copies and manifests/crds
 	$(GO) run $(CONTROLLER_GEN) object paths=./api/... crd:allowDangerousTypes=true output:crd:artifacts:config=manifests/crds
 
 # manifests writes what manifests/ generates (build/manifestgen): the chart's
@@ -134,22 +134,28 @@ generate:
 # template), and the Liqo gateway templates with the relay in
 # manifests/liqo-template from Liqo's examples (test/fixtures/liqo-v1.2.0).
 # The tests of manifests/ fail when the committed files differ.
-manifests: k8s-tools
+manifests: k8s-tools ## regenerate what manifests/ derives: the chart's CRDs and RBAC, kustomize, Liqo templates
 	rm -f manifests/chart/liqo-relay/crds/*.yaml && cp manifests/crds/*.yaml manifests/chart/liqo-relay/crds/
 	rm -f manifests/chart/liqo-relay/files/rbac/*.yaml && cp manifests/rbac/*.yaml manifests/chart/liqo-relay/files/rbac/
 	$(GO) run ./build/cmd/manifests -helm "$$(test/k8s/cluster.sh bin)/helm"
 
 # k8s-tools builds the real kube-apiserver, etcd, kubectl and helm that the
 # Kubernetes tests run (once per machine, cached outside the repo).
-k8s-tools:
+k8s-tools: ## build kube-apiserver, etcd, kubectl and helm (cached outside the repo)
 	test/k8s/cluster.sh build
 
 # liqo-tools builds what the real-Liqo lab (test/liqo/lab.sh) runs: Liqo
 # v1.2.0's binaries and chart from its Go module (once per machine, about
 # 3 minutes after the Kubernetes tools, cached outside the repo).
-liqo-tools: k8s-tools
+liqo-tools: k8s-tools ## build Liqo v1.2.0's binaries and chart for the real-Liqo lab (cached)
 	test/liqo/lab.sh build
 
-clean:
+clean: ## remove bin/
 	rm -rf bin
+
+# help prints every target of this Makefile and perf/perf.mk with the
+# description after its "##" (a test in internal/layoutcheck fails on a
+# target without one).
+help: ## list the targets
+	@awk -F':.*## ' '/^[a-z][a-z0-9-]*:.*## / { printf "  %-13s %s\n", $$1, $$2 }' Makefile perf/perf.mk
 include perf/perf.mk

@@ -21,7 +21,7 @@ PERF_STATE=${PERF_STATE:-/run/liqo-relay-perf/$PERF_PREFIX}
 PERF_TTL=${PERF_TTL:-1800}          # hard bound on every process, seconds
 PERF_RESULTS=${PERF_RESULTS:-$PERF_ROOT/results}
 
-# WAN defaults, one way (issue 5): A-B 10 ms, A-consumer 25 ms, consumer-B 25 ms.
+# WAN defaults, one way: A-B 10 ms, A-consumer 25 ms, consumer-B 25 ms.
 WAN_AB_DELAY=${WAN_AB_DELAY:-10ms}
 WAN_AC_DELAY=${WAN_AC_DELAY:-25ms}
 WAN_CB_DELAY=${WAN_CB_DELAY:-25ms}

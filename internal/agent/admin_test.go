@@ -125,7 +125,7 @@ func TestAdminServer(t *testing.T) {
 }
 
 // checkStatusJSON decodes /status generically, as a script would, and
-// checks the interface fields of issue 3.
+// checks the fields scripts rely on.
 func checkStatusJSON(t *testing.T, body string) {
 	t.Helper()
 	var st struct {

@@ -322,8 +322,8 @@ func TestReloadRollsBackPrefixFromKeptPeer(t *testing.T) {
 
 // TestReloadMovesPrefixInAnyOrder moves a prefix from B to C with C listed
 // first, then back to B with B listed first: in each, the peer that gains
-// the prefix comes before the peer that loses it, which a route table that
-// refuses a prefix held by another peer used to reject.
+// the prefix comes before the peer that loses it, so a route table that
+// refused a prefix another peer still holds would reject the reload.
 func TestReloadMovesPrefixInAnyOrder(t *testing.T) {
 	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 5 * time.Millisecond, Health: calmHealth})
 	b.waitActive(relayA, relayB, "direct")

@@ -18,8 +18,7 @@ import (
 
 // TestEndpointNameRetried: a path endpoint whose name does not resolve at
 // start is shown unresolved with the error, is looked up again with
-// backoff, and comes up once the name resolves, with no reload. Before
-// issue 12 a failed lookup was never retried.
+// backoff, and comes up once the name resolves, with no reload.
 func TestEndpointNameRetried(t *testing.T) {
 	log := testLogger(t)
 	f := mesh.New(log)

@@ -105,9 +105,9 @@ func (b *bed) upSnapshot() map[pathKey]time.Time {
 // at once, and checks that every path of both relays keeps its probes
 // answered and stays up, over more than two detect times of each path
 // afterwards.
-// (Pings used to take their nonces from a second counter with bit 63 set:
-// after one ping the peer's replay window was 2^63 ahead of the probes,
-// dropped them all, and every path went down for good.)
+// Pings and probes share one nonce counter: nonces from a second counter
+// (say, with bit 63 set) would move the peer's replay window 2^63 ahead
+// of the probes after one ping, and every path would go down for good.
 func TestPingKeepsPathsUp(t *testing.T) {
 	b := newBed(t, bedOptions{Direct: 2 * time.Millisecond, Consumer: 3 * time.Millisecond})
 	b.waitActive(relayA, relayB, "direct")

@@ -103,8 +103,8 @@ func TestReloadLogLevel(t *testing.T) {
 }
 
 // TestIdleOwnerLoopSleeps: with no peers there is no deadline, and the
-// owner loop's timer must not fire (it used to, every millisecond) while
-// housekeeping ticks go by.
+// owner loop's timer must not fire (say, every millisecond, as a zero
+// deadline would make it) while housekeeping ticks go by.
 func TestIdleOwnerLoopSleeps(t *testing.T) {
 	a := runSolo(t, soloConfig(t), agent.Options{})
 	for {

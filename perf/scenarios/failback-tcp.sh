@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# perf/scenarios/failback-tcp.sh: TCP across many restores (issue 13 item
-# 2). One iperf3 TCP flow pod-a → pod-b, goodput every 100 ms; after
+# perf/scenarios/failback-tcp.sh: TCP across many restores.
+# One iperf3 TCP flow pod-a → pod-b, goodput every 100 ms; after
 # FB_LEAD seconds on the direct path, the direct A-B link is cut (both
 # directions) for FB_CUT seconds and restored, FB_RESTORES times, each
 # restore followed by FB_SETTLE seconds (the failback comes ~4 s after a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# perf/scenarios/timers.sh: aggressive timers that stay honest under load
-# (issue 13 item 3). Both relays run `health: {interval: 20ms}` (detect
+# perf/scenarios/timers.sh: aggressive timers that stay honest under load.
+# Both relays run `health: {interval: 20ms}` (detect
 # time 60 ms) for TIMERS_SECONDS per case, with no cut, and every path
 # switch of either relay is counted:
 #

@@ -11,7 +11,7 @@ import (
 	"github.com/liqo-relay/relay/internal/control/admin"
 )
 
-// The failover scenario of issue 3: ten cuts of the direct path, each
+// The failover scenario: ten cuts of the direct path, each
 // held for failoverHold and at least failoverSpacing apart (a path cut
 // every 10 s or more slowly is never dampened with the default settings,
 // see docs/config.md, so every cut is a plain failover and failback).

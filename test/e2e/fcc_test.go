@@ -11,7 +11,7 @@ import (
 	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
-// TestE2EFCC is issue 10's control plane to data plane test: three real
+// TestE2EFCC tests the control plane down to the data plane: three real
 // API servers (the consumer on this process's loopback, each provider's
 // inside its gateway pod's namespace), Liqo's objects as a real peering
 // has them, the relays in TUN mode with `relay run --kubeconfig` in the

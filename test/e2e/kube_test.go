@@ -22,7 +22,7 @@ const (
 	apiDown = 3 * time.Second
 )
 
-// TestE2EKubernetes (issue 9, "E2E in namespaces"): two providers, each
+// TestE2EKubernetes: two providers, each
 // with its own API server (cluster.sh, started inside the provider's
 // network namespace), and a TUN relay in each namespace running `relay run
 // --kubeconfig` with a ServiceAccount bound to the relay Role and no peers

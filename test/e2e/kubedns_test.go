@@ -25,7 +25,7 @@ const (
 	dnsConsumer     = "consumer-c"
 )
 
-// TestE2EKubernetesDNS (issue 12, item 4): provider A's relay runs `relay
+// TestE2EKubernetesDNS: provider A's relay runs `relay
 // run --kubeconfig` with its DNS responder on, as a ServiceAccount with
 // the relay Role and the liqo-relay-dns ClusterRole only, in a namespace
 // labelled as Liqo labels a tenant namespace: no --consumer-cluster-id,

@@ -6,7 +6,7 @@ import "time"
 // packets sent on the new path overtake those still in flight on the old
 // one, by the difference of the two one-way delays. A TCP receiver sees a
 // hole, its SACKs make the sender retransmit what was only late, and the
-// sender halves its window (issue 13: the goodput dip after a restore,
+// sender halves its window (the goodput dip after a restore,
 // docs/failover.md "Moving to a faster path"). The mover therefore waits
 // for a flowlet boundary: a gap in the peer's outgoing traffic at least as
 // long as the delay difference, after which nothing of the peer's is still

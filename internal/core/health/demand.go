@@ -70,8 +70,8 @@ func (m *Monitor) Demand(p Probe, lastRx, now time.Time) bool {
 // dead one is detected within DetectMultiplier x 2 s = 6 s, still below
 // the ~10 s of a Liqo gateway). Nothing of the peer's is in flight
 // meanwhile, and most peers of a relay with many peers are idle most of
-// the time: their probes are most of its probing (issue 13, 1000 paths
-// under 5 % of a core). Down paths keep IdleInterval, so a repaired path
+// the time: their probes are most of its probing (the scale target: 1000
+// paths under 5 % of a core). Down paths keep IdleInterval, so a repaired path
 // comes back up as fast as a busy peer's. The first packet makes the peer
 // busy again (SetIdle(peer, false)): every path of it is probed at once
 // and at the busy rates from then on.

@@ -103,7 +103,7 @@ func (s *stallSim) downs() []Transition {
 	return d
 }
 
-// aggressive are the timers of issue 13: 20 ms probes, down after 60 ms.
+// aggressive are the fastest timers the perf gate runs: 20 ms probes, down after 60 ms.
 var aggressive = Settings{Interval: 20 * time.Millisecond, IdleInterval: 100 * time.Millisecond}
 
 func newStallSim(seed uint64, stalled bool) *stallSim {

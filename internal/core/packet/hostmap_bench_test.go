@@ -19,7 +19,7 @@ func hostMappings(n int) []Mapping {
 }
 
 // BenchmarkTranslatorHostMappings measures, for thousands of per-pod /32
-// mappings (issue 10's scale), building the Translator (done on every
+// mappings (a consumer with thousands of offloaded pods), building the Translator (done on every
 // change of a peer's seesUs) and translating one packet to a pod.
 func BenchmarkTranslatorHostMappings(b *testing.B) {
 	for _, n := range []int{100, 1000, 8192} {

@@ -30,9 +30,9 @@ import (
 // Where the mark goes. The mark sits at the first 64-byte boundary at or
 // after the end of the message (markOffset), so it shares a page and
 // usually a cache-line pair with the message the bind just received, and
-// the TUN wrapper reads it next to the packet it writes. (It used to sit at
-// the end of the 65535-byte buffer, far from the message: a cold cache line
-// and often a TLB miss on each side, a few per cent of the receiving
+// the TUN wrapper reads it next to the packet it writes. (At the end of
+// the 65535-byte buffer, far from the message, it would cost a cold cache
+// line and often a TLB miss on each side, a few per cent of the receiving
 // relay's CPU in the offloads-on throughput profile.) The wrapper sees the
 // decrypted packet, not the message, so it computes the same boundary from
 // the packet's length: a transport message is 16 bytes of header, the
