@@ -69,7 +69,15 @@ func newLogger(w io.Writer, lc config.Log) (*slog.Logger, *slog.LevelVar) {
 // shutdownBudget bounds a clean shutdown; the contract is exit within 5 s.
 const shutdownBudget = 4500 * time.Millisecond
 
-func cmdRun(args []string, stderr io.Writer) error {
+// runOptions are `relay run`'s flags, parsed.
+type runOptions struct {
+	path    string
+	kube    kubeOpts
+	standby string
+	inner   conn.Bind // nil: the agent's default, udpbind
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := configFlag(fs)
@@ -77,20 +85,28 @@ func cmdRun(args []string, stderr io.Writer) error {
 	standby := fs.String("standby-labels", "", "a downward API file of the pod's labels: run only while the pod is the active Liqo gateway replica (docs/inject.md)")
 	sockets := fs.String("sockets", "batch", "the UDP sockets under WireGuard: batch (liqo-relay's: probes to many peers in one system call) or std (wireguard-go's StdNetBind); docs/performance.md")
 	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+		return runOptions{}, exitError{2}
 	}
-	var inner conn.Bind // nil: the agent's default, udpbind
+	o := runOptions{path: *path, kube: kf, standby: *standby}
 	switch *sockets {
 	case "batch":
 	case "std":
-		inner = conn.NewStdNetBind()
+		o.inner = conn.NewStdNetBind()
 	default:
-		return fmt.Errorf("%w: --sockets %q: want batch or std", errUsage, *sockets)
+		return o, fmt.Errorf("%w: --sockets %q: want batch or std", errUsage, *sockets)
 	}
-	if *path == "" {
-		return fmt.Errorf("%w: -c FILE is required", errUsage)
+	if o.path == "" {
+		return o, fmt.Errorf("%w: -c FILE is required", errUsage)
 	}
-	cfg, err := agent.ParseFile(*path)
+	return o, nil
+}
+
+func cmdRun(args []string, stderr io.Writer) error {
+	o, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := agent.ParseFile(o.path)
 	if err != nil {
 		return err
 	}
@@ -99,9 +115,9 @@ func cmdRun(args []string, stderr io.Writer) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	if *standby != "" {
+	if o.standby != "" {
 		sctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-		err := waitActive(sctx, *standby, cfg.Admin.MetricsListen, log)
+		err := waitActive(sctx, o.standby, cfg.Admin.MetricsListen, log)
 		stop()
 		if err != nil {
 			if ctx.Err() == nil && sctx.Err() != nil {
@@ -111,45 +127,63 @@ func cmdRun(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-
-	var kube *kubeMode
-	if kf.enabled() {
-		if kube, err = startKube(ctx, kf, cfg, log); err != nil {
-			return err
-		}
-	} else if *kf.dnsListen != "" || *kf.consumer != "" {
-		return fmt.Errorf("%w: --dns-listen and --consumer-cluster-id need Kubernetes mode (--kubeconfig FILE or --kubernetes)", errUsage)
-	} else if !cfg.PrivateKeySecret.IsZero() {
-		return fmt.Errorf("%s: privateKeySecret needs Kubernetes mode: add --kubeconfig FILE or --kubernetes", *path)
-	}
-	if err := agent.ResolveKey(cfg); err != nil {
-		return fmt.Errorf("%s: %w", *path, err)
-	}
-	// The private key prints as [redacted] (config.PrivateKey).
-	log.Debug("configuration loaded", "path", *path, "config", cfg)
-
-	m := metrics.New()
-	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level, Metrics: m, Bind: inner})
+	kube, err := o.startKube(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	// The private key prints as [redacted] (config.PrivateKey).
+	log.Debug("configuration loaded", "path", o.path, "config", cfg)
 
+	m := metrics.New()
+	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level, Metrics: m, Bind: o.inner})
+	if err != nil {
+		return err
+	}
+	return o.serve(ctx, cancel, cfg, a, m, kube, log)
+}
+
+// startKube starts Kubernetes mode when its flags ask for it (nil
+// otherwise), refuses the flags and settings that need it when they do
+// not, and resolves the private key.
+func (o runOptions) startKube(ctx context.Context, cfg *config.Config, log *slog.Logger) (*kubeMode, error) {
+	var kube *kubeMode
+	var err error
+	switch {
+	case o.kube.enabled():
+		if kube, err = startKube(ctx, o.kube, cfg, log); err != nil {
+			return nil, err
+		}
+	case *o.kube.dnsListen != "" || *o.kube.consumer != "":
+		return nil, fmt.Errorf("%w: --dns-listen and --consumer-cluster-id need Kubernetes mode (--kubeconfig FILE or --kubernetes)", errUsage)
+	case !cfg.PrivateKeySecret.IsZero():
+		return nil, fmt.Errorf("%s: privateKeySecret needs Kubernetes mode: add --kubeconfig FILE or --kubernetes", o.path)
+	}
+	if err := agent.ResolveKey(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.path, err)
+	}
+	return kube, nil
+}
+
+// serve runs the relay until it stops or a signal ends it: SIGHUP reloads
+// (through the Kubernetes feed in Kubernetes mode), SIGINT and SIGTERM shut
+// down within shutdownBudget, a second one exits at once.
+func (o runOptions) serve(ctx context.Context, cancel context.CancelFunc, cfg *config.Config, a *agent.Agent, m *metrics.Metrics, kube *kubeMode, log *slog.Logger) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	if *standby != "" {
+	if o.standby != "" {
 		// Demoted: stop as on SIGTERM (the watcher ends with ctx).
-		go watchPassive(ctx, *standby, log, func() {
+		go watchPassive(ctx, o.standby, log, func() {
 			select {
 			case sigs <- syscall.SIGTERM:
 			default:
 			}
 		})
 	}
-	var reloadFn func() = func() { reload(a, *path, log) }
+	reloadFn := func() { reload(a, o.path, log) }
 	if kube != nil {
 		kdone, err := kube.run(ctx, cfg, a, m, log)
 		if err != nil {
@@ -158,30 +192,28 @@ func cmdRun(args []string, stderr io.Writer) error {
 			return err
 		}
 		defer func() { cancel(); <-kdone }() // also when the relay stops on its own
-		reloadFn = func() { kube.reload(ctx, *path, log) }
+		reloadFn = func() { kube.reload(ctx, o.path, log) }
 	}
-
 	for {
 		select {
 		case err := <-done:
 			return err
 		case s := <-sigs:
-			switch s {
-			case syscall.SIGHUP:
+			if s == syscall.SIGHUP {
 				reloadFn()
-			default:
-				if ctx.Err() != nil {
-					log.Warn("second signal: exiting now")
-					return exitError{130}
-				}
-				log.Info("shutting down", "signal", s.String())
-				cancel()
-				// Run removes what it created; bound how long we wait.
-				time.AfterFunc(shutdownBudget, func() {
-					log.Error("shutdown did not finish in time: exiting", "budget", shutdownBudget)
-					os.Exit(1)
-				})
+				continue
 			}
+			if ctx.Err() != nil {
+				log.Warn("second signal: exiting now")
+				return exitError{130}
+			}
+			log.Info("shutting down", "signal", s.String())
+			cancel()
+			// Run removes what it created; bound how long we wait.
+			time.AfterFunc(shutdownBudget, func() {
+				log.Error("shutdown did not finish in time: exiting", "budget", shutdownBudget)
+				os.Exit(1)
+			})
 		}
 	}
 }

@@ -165,56 +165,27 @@ func wanemRun(args []string, stderr io.Writer) error {
 	return errors.Join(runErr, <-served)
 }
 
+// setChange is what one `wanem set` changes: the flags given, parsed.
+type setChange struct {
+	dirs     []string
+	reset    bool
+	given    map[string]bool
+	delay    time.Duration
+	jitter   time.Duration
+	loss     float64
+	burst    *wanem.GilbertElliott
+	burstOff bool
+	rate     wanem.Rate
+	backlog  time.Duration
+	cut      bool
+	restore  bool
+}
+
 func wanemSet(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wanem set", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	sockPath := controlFlags(fs)
-	dir := fs.String("dir", "both", "direction: ab, ba or both")
-	reset := fs.Bool("reset", false, "start from a perfect wire instead of the current settings")
-	delay := fs.Duration("delay", 0, "one-way delay")
-	jitter := fs.Duration("jitter", 0, "uniform jitter (at most --delay)")
-	loss := fs.Float64("loss", 0, "random loss probability 0..1")
-	burst := fs.String("burst", "", "Gilbert-Elliott loss P,R[,LOSSBAD[,LOSSGOOD]] (LOSSBAD default 1), or off")
-	rate := fs.String("rate", "", "rate limit like 100mbit (0: none)")
-	backlog := fs.Duration("backlog", 0, "rate limiter queue as time at the rate (0: default 50ms)")
-	cut := fs.Bool("cut", false, "drop everything")
-	restore := fs.Bool("restore", false, "undo --cut")
-	if err := fs.Parse(args); err != nil {
-		return exitError{2}
-	}
-	sock, err := sockPath()
+	sock, ch, err := parseSet(args, stderr)
 	if err != nil {
 		return err
 	}
-	if *cut && *restore {
-		return fmt.Errorf("%w: --cut and --restore together", errUsage)
-	}
-	dirs := []string{bridge.AB, bridge.BA}
-	switch *dir {
-	case "both":
-	case bridge.AB, bridge.BA:
-		dirs = []string{*dir}
-	default:
-		return fmt.Errorf("%w: --dir %q: want ab, ba or both", errUsage, *dir)
-	}
-	var ge *wanem.GilbertElliott
-	burstOff := false
-	if *burst == "off" {
-		burstOff = true
-	} else if *burst != "" {
-		if ge, err = parseBurst(*burst); err != nil {
-			return err
-		}
-	}
-	var r wanem.Rate
-	if *rate != "" {
-		if r, err = wanem.ParseRate(*rate); err != nil {
-			return err
-		}
-	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := bridge.NewClient(sock)
@@ -223,42 +194,99 @@ func wanemSet(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range dirs {
-		s := cur[d]
-		if *reset {
-			s = wanem.Settings{}
-		}
-		if given["delay"] {
-			s.Delay = wanem.Duration(*delay)
-		}
-		if given["jitter"] {
-			s.Jitter = wanem.Duration(*jitter)
-		}
-		if given["loss"] {
-			s.Loss = *loss
-		}
-		if ge != nil {
-			s.Burst = ge
-		} else if burstOff {
-			s.Burst = nil
-		}
-		if given["rate"] {
-			s.Rate = r
-		}
-		if given["backlog"] {
-			s.Backlog = wanem.Duration(*backlog)
-		}
-		if *cut {
-			s.Cut = true
-		}
-		if *restore {
-			s.Cut = false
-		}
-		if err := c.Set(ctx, d, s); err != nil {
+	for _, d := range ch.dirs {
+		if err := c.Set(ctx, d, ch.apply(cur[d])); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// parseSet parses `wanem set`'s flags into the control socket's path and
+// the change to make.
+func parseSet(args []string, stderr io.Writer) (string, setChange, error) {
+	fs := flag.NewFlagSet("wanem set", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sockPath := controlFlags(fs)
+	var ch setChange
+	dir := fs.String("dir", "both", "direction: ab, ba or both")
+	fs.BoolVar(&ch.reset, "reset", false, "start from a perfect wire instead of the current settings")
+	fs.DurationVar(&ch.delay, "delay", 0, "one-way delay")
+	fs.DurationVar(&ch.jitter, "jitter", 0, "uniform jitter (at most --delay)")
+	fs.Float64Var(&ch.loss, "loss", 0, "random loss probability 0..1")
+	burst := fs.String("burst", "", "Gilbert-Elliott loss P,R[,LOSSBAD[,LOSSGOOD]] (LOSSBAD default 1), or off")
+	rate := fs.String("rate", "", "rate limit like 100mbit (0: none)")
+	fs.DurationVar(&ch.backlog, "backlog", 0, "rate limiter queue as time at the rate (0: default 50ms)")
+	fs.BoolVar(&ch.cut, "cut", false, "drop everything")
+	fs.BoolVar(&ch.restore, "restore", false, "undo --cut")
+	if err := fs.Parse(args); err != nil {
+		return "", ch, exitError{2}
+	}
+	sock, err := sockPath()
+	if err != nil {
+		return "", ch, err
+	}
+	if ch.cut && ch.restore {
+		return "", ch, fmt.Errorf("%w: --cut and --restore together", errUsage)
+	}
+	switch *dir {
+	case "both":
+		ch.dirs = []string{bridge.AB, bridge.BA}
+	case bridge.AB, bridge.BA:
+		ch.dirs = []string{*dir}
+	default:
+		return "", ch, fmt.Errorf("%w: --dir %q: want ab, ba or both", errUsage, *dir)
+	}
+	if *burst == "off" {
+		ch.burstOff = true
+	} else if *burst != "" {
+		if ch.burst, err = parseBurst(*burst); err != nil {
+			return "", ch, err
+		}
+	}
+	if *rate != "" {
+		if ch.rate, err = wanem.ParseRate(*rate); err != nil {
+			return "", ch, err
+		}
+	}
+	ch.given = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { ch.given[f.Name] = true })
+	return sock, ch, nil
+}
+
+// apply returns s with the change made: only the settings whose flags were
+// given change, from a perfect wire with --reset.
+func (ch setChange) apply(s wanem.Settings) wanem.Settings {
+	if ch.reset {
+		s = wanem.Settings{}
+	}
+	if ch.given["delay"] {
+		s.Delay = wanem.Duration(ch.delay)
+	}
+	if ch.given["jitter"] {
+		s.Jitter = wanem.Duration(ch.jitter)
+	}
+	if ch.given["loss"] {
+		s.Loss = ch.loss
+	}
+	if ch.burst != nil {
+		s.Burst = ch.burst
+	} else if ch.burstOff {
+		s.Burst = nil
+	}
+	if ch.given["rate"] {
+		s.Rate = ch.rate
+	}
+	if ch.given["backlog"] {
+		s.Backlog = wanem.Duration(ch.backlog)
+	}
+	if ch.cut {
+		s.Cut = true
+	}
+	if ch.restore {
+		s.Cut = false
+	}
+	return s
 }
 
 func parseBurst(s string) (*wanem.GilbertElliott, error) {

@@ -227,7 +227,21 @@ func (r *Runner) syncLocked(ctx context.Context, ps *podState) (time.Duration, e
 			r.stopContainer(ps, c, gracePeriod(pod))
 		}
 	}
+	next := r.startDue(ctx, ps, info, now)
+	if t := ps.tokens.nextRefresh(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+		next = t
+	}
+	if next.IsZero() {
+		return 0, nil
+	}
+	return max(next.Sub(now), time.Second), nil
+}
 
+// startDue starts the containers the restart plan says are due and marks
+// those waiting, for init containers or in back-off. It returns when the
+// next one is due (zero: none). Called with ps.mu held.
+func (r *Runner) startDue(ctx context.Context, ps *podState, info PodInfo, now time.Time) time.Time {
+	pod := ps.pod
 	var init, ctrs []ContainerRun
 	for _, c := range ps.init {
 		init = append(init, c.run)
@@ -264,13 +278,7 @@ func (r *Runner) syncLocked(ctx context.Context, ps *podState) (time.Duration, e
 			c.run.Backoff.Delay(), name, pod.Name, pod.Namespace, pod.UID)
 		due(at)
 	}
-	if t := ps.tokens.nextRefresh(); !t.IsZero() {
-		due(t)
-	}
-	if next.IsZero() {
-		return 0, nil
-	}
-	return max(next.Sub(now), time.Second), nil
+	return next
 }
 
 // started says whether any container of the pod has started once.

@@ -94,9 +94,39 @@ func runFabric(args []string) error {
 	ctx, stop := signalContext(log)
 	defer stop()
 
+	mgr, err := newFabricManager(o)
+	if err != nil {
+		return err
+	}
+	if err := setupLiqoFabricControllers(ctx, mgr, o); err != nil {
+		return err
+	}
+
+	opts := geneveplan.Options{Port: o.GenevePort, DisableARP: o.DisableARP}
+	return withLinks(log, c.standin.keepLinks, func(links *vxlanlink.Links) error {
+		r := &endsReconciler{
+			cl:    mgr.GetClient(),
+			plan:  nodePlanner(o.NodeName, opts),
+			links: links,
+			log:   log,
+		}
+		forNode := predicate.NewPredicateFuncs(func(obj client.Object) bool {
+			return obj.GetLabels()[consts.InternalNodeName] == o.NodeName
+		})
+		if err := r.setup(mgr, "geneve-standin-node-ends", forNode); err != nil {
+			return fmt.Errorf("setting up the node ends controller: %w", err)
+		}
+		return startManager(ctx, mgr)
+	})
+}
+
+// newFabricManager is liqo-fabric's controller manager: Liqo's scheme and
+// mapper, its metrics and probe addresses, and a cache of only the active
+// gateway pods.
+func newFabricManager(o *fabric.Options) (ctrl.Manager, error) {
 	cfg, err := config.GetConfig()
 	if err != nil {
-		return fmt.Errorf("getting the API server config: %w", err)
+		return nil, fmt.Errorf("getting the API server config: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(networkingv1beta1.AddToScheme(scheme))
@@ -105,11 +135,11 @@ func runFabric(args []string) error {
 	// liqo-fabric caches only the active gateway pods.
 	isGateway, err := labels.NewRequirement(gateway.GatewayComponentKey, selection.Equals, []string{gateway.GatewayComponentGateway})
 	if err != nil {
-		return fmt.Errorf("gateway pod selector: %w", err)
+		return nil, fmt.Errorf("gateway pod selector: %w", err)
 	}
 	isActive, err := labels.NewRequirement(concurrent.ActiveGatewayKey, selection.Equals, []string{concurrent.ActiveGatewayValue})
 	if err != nil {
-		return fmt.Errorf("active gateway pod selector: %w", err)
+		return nil, fmt.Errorf("active gateway pod selector: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		MapperProvider:         mapper.LiqoMapperProvider(scheme),
@@ -125,15 +155,21 @@ func runFabric(args []string) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
+		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return fmt.Errorf("adding the healthz check: %w", err)
+		return nil, fmt.Errorf("adding the healthz check: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return fmt.Errorf("adding the readyz check: %w", err)
+		return nil, fmt.Errorf("adding the readyz check: %w", err)
 	}
+	return mgr, nil
+}
 
+// setupLiqoFabricControllers adds the controllers of liqo-fabric the
+// stand-in keeps, Liqo's code as cmd/fabric wires it: the gateway source
+// detector, the firewall and the route configuration controllers.
+func setupLiqoFabricControllers(ctx context.Context, mgr ctrl.Manager, o *fabric.Options) error {
 	gwr, err := sourcedetector.NewGatewayReconciler(mgr.GetClient(), mgr.GetScheme(),
 		legacyRecorder(mgr, "gateway-controller"), o)
 	if err != nil {
@@ -165,23 +201,7 @@ func runFabric(args []string) error {
 	if err := rcr.SetupWithManager(ctx, mgr, o.EnableRouteMonitor, o.ReconcileTimeout); err != nil {
 		return fmt.Errorf("setting up Liqo's route configuration controller: %w", err)
 	}
-
-	opts := geneveplan.Options{Port: o.GenevePort, DisableARP: o.DisableARP}
-	return withLinks(log, c.standin.keepLinks, func(links *vxlanlink.Links) error {
-		r := &endsReconciler{
-			cl:    mgr.GetClient(),
-			plan:  nodePlanner(o.NodeName, opts),
-			links: links,
-			log:   log,
-		}
-		forNode := predicate.NewPredicateFuncs(func(obj client.Object) bool {
-			return obj.GetLabels()[consts.InternalNodeName] == o.NodeName
-		})
-		if err := r.setup(mgr, "geneve-standin-node-ends", forNode); err != nil {
-			return fmt.Errorf("setting up the node ends controller: %w", err)
-		}
-		return startManager(ctx, mgr)
-	})
+	return nil
 }
 
 // legacyRecorder is the core/v1 event recorder Liqo's fabric controllers
