@@ -149,42 +149,53 @@ func cmdHub(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer a.Close() // for an agent whose Run never started
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	if err := announce(ctx, a, done, stdout); err != nil {
+	var runErr error
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		runErr = a.Run(ctx)
+	}()
+	err = serveHub(ctx, cancel, a, ran, stdout, *profile, *delay)
+	cancel()
+	<-ran
+	return errors.Join(err, runErr)
+}
+
+// serveHub announces the hub's admin address, then waits until stdin
+// closes (it cancels ctx then), ctx ends, or the relay stops (ran closes),
+// with the CPU profile running if one was asked for.
+func serveHub(ctx context.Context, cancel context.CancelFunc, a *agent.Agent, ran <-chan struct{}, stdout io.Writer, profile string, delay time.Duration) error {
+	for a.AdminAddr() == nil { // Run sets it once its admin server listens
+		select {
+		case <-ran:
+			return errors.New("the relay stopped before its admin server listened")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(adminPoll):
+		}
+	}
+	if _, err := fmt.Fprintln(stdout, a.AdminAddr()); err != nil {
 		return err
 	}
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin) // until the star closes it
 		cancel()
 	}()
-	if *profile != "" {
-		stopProfile, err := startProfile(ctx, *profile, *delay)
+	if profile != "" {
+		stop, err := startProfile(ctx, profile, delay)
 		if err != nil {
 			return err
 		}
-		defer stopProfile()
+		defer stop()
 	}
-	return <-done
-}
-
-// announce waits until the relay's admin server listens and prints its
-// address as one line to stdout. done carries Run's end.
-func announce(ctx context.Context, a *agent.Agent, done <-chan error, stdout io.Writer) error {
-	for a.AdminAddr() == nil {
-		select {
-		case err := <-done:
-			return errors.Join(errors.New("the relay stopped before its admin server listened"), err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(adminPoll):
-		}
+	select {
+	case <-ctx.Done():
+	case <-ran:
 	}
-	_, err := fmt.Fprintln(stdout, a.AdminAddr())
-	return err
+	return nil
 }
 
 // startProfile starts a CPU profile into path after delay (past the

@@ -19,7 +19,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -34,8 +33,9 @@ Usage:
         [--hub-profile FILE [--hub-profile-delay D]] [--log LEVEL]
         one hub relay with N spokes (250) and K paths to each (4); the hub
         runs in a child process (scale hub) and is measured alone
-  scale hub --config FILE --addr-file FILE [--profile FILE [--profile-delay D]] [--log LEVEL]
-        the hub of scale star: runs one relay until its stdin closes
+  scale hub --config FILE [--profile FILE [--profile-delay D]] [--log LEVEL]
+        the hub of scale star: runs one relay, prints its admin address on
+        stdout, and stops when its stdin closes
 
 --health is a YAML flow mapping for every relay's health: block (default
 none). --out writes the result JSON to FILE ("-", the default, is stdout);
@@ -172,7 +172,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// logf prints one line of figures to stderr.
+// logf prints one line to stderr, stamped like perf/lib.sh's log lines.
 func logf(stderr io.Writer, format string, args ...any) {
-	fmt.Fprintf(stderr, "%s scale: %s\n", time.Now().UTC().Format("15:04:05"), strings.TrimSuffix(fmt.Sprintf(format, args...), "\n"))
+	fmt.Fprintf(stderr, "%s scale: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
