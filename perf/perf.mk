@@ -4,7 +4,8 @@
 #   make perf-quick   every scenario, short (its budgets add up to about 32 minutes)
 #   make perf-down    remove any testbed left behind (perf/testbed.sh down all)
 #   make perf-check   syntax of every script, analysis and gate checks on synthetic data (no root)
-#   make perf-tools   the testbed's own tools: bin/wanem (perf/cmd/wanem), bin/udpstream (perf/cmd/udpstream)
+#   make perf-tools   the testbed's own tools: bin/wanem (perf/cmd/wanem), bin/udpstream (perf/cmd/udpstream),
+#                     bin/scale (perf/cmd/scale, the scale and scale-star scenarios' measurement)
 #   make soak         the soak (perf/scenarios/soak.sh): SOAK_MINUTES (10) of traffic through link cuts,
 #                     SIGHUP reloads and SIGKILLs, sampled for leaks; writes perf/results/soak-full.json
 #                     and .png, non-zero when it did not pass. Like perf, it refuses a dirty tree when it
@@ -33,6 +34,7 @@ perf-quick: perf-deps build ## every perf scenario briefly, then the gate (root,
 perf-tools: ## build the perf tools (bin/)
 	$(GO) build -trimpath -o bin/wanem ./perf/cmd/wanem
 	$(GO) build -trimpath -o bin/udpstream ./perf/cmd/udpstream
+	$(GO) build -trimpath -o bin/scale ./perf/cmd/scale
 
 SOAK_MINUTES ?= 10
 # The result must carry the commit the soak started from, as run-all.sh's

@@ -6,8 +6,8 @@
 # 32 minutes).
 #
 # Everything is built first, outside any budget: the WAN emulator
-# (bin/wanem), stock wireguard-go (perf/.bin) and the scale test binary
-# (bin/federation.test). A budget is a figure for a machine like ours, not
+# (bin/wanem), stock wireguard-go (perf/.bin) and the scale scenarios'
+# measurement (bin/scale, perf/cmd/scale). A budget is a figure for a machine like ours, not
 # a rule: a scenario that overruns it is reported with a warning, and only
 # a scenario that gave no figure (no result JSON written by this run) fails
 # the run. A hard limit of PERF_HARD_FACTOR (3) times the budget still
@@ -33,10 +33,10 @@ commit=$(tree_commit)
 # Builds, untimed.
 perf_build_tools
 wg_build
-FEDERATION_TEST=$REPO_ROOT/bin/federation.test
-log "building $FEDERATION_TEST"
-(cd "$REPO_ROOT" && go test -c -o "$FEDERATION_TEST" ./internal/demo/mesh/) || die "building the scale test binary failed"
-export FEDERATION_TEST
+SCALE_BIN=$REPO_ROOT/bin/scale
+log "building $SCALE_BIN"
+(cd "$REPO_ROOT" && go build -trimpath -o "$SCALE_BIN" ./perf/cmd/scale) || die "building perf/cmd/scale failed"
+export SCALE_BIN
 perf_require iperf3 wg curl
 mkdir -p "$PERF_RESULTS"
 

@@ -4,15 +4,17 @@
 # (direct on loopback, the others through a zero-delay in-process linkem
 # hop), so the hub has STAR_PEERS x STAR_PATHS directed paths. The hub runs
 # in its own process, so its CPU is measured alone (from /proc/PID/stat);
-# the spokes run in the test process. Nothing carries traffic: every peer
-# is idle (docs/failover.md, demand mode and idle peers). The measurement
-# is the Go test TestPerfScaleStar in internal/demo/mesh/scale_star_test.go;
-# this script runs it for each N in STAR_PEERS and plots the hub's CPU
-# against its paths. No namespaces and no root.
+# the spokes run in the measuring process. Nothing carries traffic: every
+# peer is idle (docs/failover.md, demand mode and idle peers). The
+# measurement is `scale star` (perf/cmd/scale), which runs the hub as
+# `scale hub`; this script runs it for each N in STAR_PEERS and plots the
+# hub's CPU against its paths. It takes the binary from SCALE_BIN
+# (run-all.sh builds bin/scale before any budget starts), or builds it.
+# No namespaces and no root.
 #
-# Target (issue 13): 1000 directed paths at default settings under 5 % of
-# one core. Measure it on a quiet machine: CPU time on a loaded one is
-# inflated by contention.
+# Target: 1000 directed paths at default settings under 5 % of one core
+# (perf/targets.sh, hub-cpu). Measure it on a quiet machine: CPU time on a
+# loaded one is inflated by contention.
 #
 # Env: STAR_PEERS (a list, "25 50 125 250"; the last is the headline),
 # STAR_PATHS (4), SCALE_SECONDS per N (20), SCALE_HEALTH (a YAML flow
@@ -35,19 +37,20 @@ W=$PERF_STATE/scale-star
 mkdir -p "$W"
 trap 'rc=$?; trap - EXIT INT TERM; case $PERF_STATE in /run/liqo-relay-perf/?*) rm -rf "$PERF_STATE";; esac; exit $rc' EXIT INT TERM
 
-TESTBIN=${FEDERATION_TEST:-}
-if [ -z "$TESTBIN" ]; then
-	TESTBIN=$W/federation.test
-	log "building the federation test binary"
-	(cd "$REPO_ROOT" && go test -c -o "$TESTBIN" ./internal/demo/mesh/)
+SCALE_BIN=${SCALE_BIN:-}
+if [ -z "$SCALE_BIN" ]; then
+	SCALE_BIN=$W/scale
+	log "building $SCALE_BIN"
+	(cd "$REPO_ROOT" && go build -trimpath -o "$SCALE_BIN" ./perf/cmd/scale) || die "building perf/cmd/scale failed"
 fi
+profile=()
+[ -z "${SCALE_HUB_PROFILE:-}" ] || profile=(--hub-profile "$SCALE_HUB_PROFILE" --hub-profile-delay "${SCALE_HUB_PROFILE_DELAY:-0s}")
 runs=()
 for n in $NS; do
 	log "scale-star: hub with $n peers x $K paths ($((n * K)) directed paths) for ${SECS}s"
-	(cd "$REPO_ROOT/internal/demo/mesh" && RELAY_PERF_SCALE=1 SCALE_PEERS=$n SCALE_PATHS=$K SCALE_SECONDS=$SECS \
-		SCALE_HEALTH=${SCALE_HEALTH:-} SCALE_OUT=$W/run-$n.json \
-		"$TESTBIN" -test.run '^TestPerfScaleStar$' -test.count=1 -test.v) | tee "$W/run-$n.log" >&2 ||
-		die "TestPerfScaleStar with $n peers failed (log: $W/run-$n.log)"
+	"$SCALE_BIN" star --peers "$n" --paths "$K" --seconds "$SECS" --health "${SCALE_HEALTH:-}" \
+		${profile[@]+"${profile[@]}"} --out "$W/run-$n.json" 2>&1 |
+		tee "$W/run-$n.log" >&2 || die "scale star with $n peers failed (log: $W/run-$n.log)"
 	runs+=("$W/run-$n.json")
 done
 

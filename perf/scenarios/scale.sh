@@ -3,9 +3,10 @@
 # relays in a full mesh, two paths per peer (direct on loopback, consumer
 # through a zero-delay in-process linkem hop), and measures over
 # SCALE_SECONDS what they cost: CPU, memory (RSS and Go heap) and probe
-# traffic per relay, per peer and per path. The measurement is the Go test
-# TestPerfScale in internal/demo/mesh/scale_test.go; this script builds it
-# once (or takes FEDERATION_TEST, built by run-all.sh), runs it for each N in SCALE_RELAYS, and merges the results.
+# traffic per relay, per peer and per path. The measurement is
+# `scale mesh` (perf/cmd/scale); this script runs it for each N in
+# SCALE_RELAYS and merges the results. It takes the binary from SCALE_BIN
+# (run-all.sh builds bin/scale before any budget starts), or builds it.
 # No namespaces and no root: everything is on loopback in one process.
 #
 # Env: SCALE_RELAYS (a list of N, "5 10 20"; the last is the headline),
@@ -25,21 +26,17 @@ W=$PERF_STATE/scale
 mkdir -p "$W"
 trap 'rc=$?; trap - EXIT INT TERM; case $PERF_STATE in /run/liqo-relay-perf/?*) rm -rf "$PERF_STATE";; esac; exit $rc' EXIT INT TERM
 
-# run-all.sh builds the test binary before any budget starts and passes
-# it in FEDERATION_TEST; run by hand, the script builds it.
-TESTBIN=${FEDERATION_TEST:-}
-if [ -z "$TESTBIN" ]; then
-	TESTBIN=$W/federation.test
-	log "building the federation test binary"
-	(cd "$REPO_ROOT" && go test -c -o "$TESTBIN" ./internal/demo/mesh/)
+SCALE_BIN=${SCALE_BIN:-}
+if [ -z "$SCALE_BIN" ]; then
+	SCALE_BIN=$W/scale
+	log "building $SCALE_BIN"
+	(cd "$REPO_ROOT" && go build -trimpath -o "$SCALE_BIN" ./perf/cmd/scale) || die "building perf/cmd/scale failed"
 fi
 runs=()
 for n in $NS; do
 	log "scale: $n relays for ${SECS}s"
-	(cd "$REPO_ROOT/internal/demo/mesh" && RELAY_PERF_SCALE=1 SCALE_RELAYS=$n SCALE_SECONDS=$SECS \
-		SCALE_HEALTH=${SCALE_HEALTH:-} SCALE_OUT=$W/run-$n.json \
-		"$TESTBIN" -test.run '^TestPerfScale$' -test.count=1 -test.v) | tee "$W/run-$n.log" >&2 ||
-		die "TestPerfScale with $n relays failed (log: $W/run-$n.log)"
+	"$SCALE_BIN" mesh --relays "$n" --seconds "$SECS" --health "${SCALE_HEALTH:-}" --out "$W/run-$n.json" 2>&1 |
+		tee "$W/run-$n.log" >&2 || die "scale mesh with $n relays failed (log: $W/run-$n.log)"
 	runs+=("$W/run-$n.json")
 done
 

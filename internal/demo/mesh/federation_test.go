@@ -2,12 +2,14 @@ package mesh_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/demo/linkem"
 	"github.com/liqo-relay/relay/internal/demo/mesh"
 )
@@ -71,4 +73,70 @@ func hasSession(f *mesh.Federation, from, peer string) bool {
 		}
 	}
 	return false
+}
+
+// TestEveryPathComesUp checks that in a full mesh with two paths per pair
+// every relay brings every path to every peer up, the standby paths as
+// well as the active one: probing covers all of them, and each path's
+// answers count for it.
+func TestEveryPathComesUp(t *testing.T) {
+	const n = 4
+	f := mesh.New(testLogger())
+	t.Cleanup(func() { _ = f.Close() })
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("r%d", i)
+		_, err := f.Add(&mesh.Relay{Name: names[i],
+			Overlay: netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 80, 0, byte(i + 1)}), 32),
+			Exports: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 244, byte(i + 1), 0}), 24)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range names {
+		for j := i + 1; j < n; j++ {
+			for _, path := range []string{"direct", "consumer"} {
+				if _, err := f.Connect(names[i], names[j], path); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := f.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A generous bound, not a speed assertion: paths come up in well
+	// under a second here, and only one that never does trips it. The
+	// agent has no change notification, so its status is polled.
+	deadline := time.Now().Add(20 * time.Second)
+	for _, name := range names {
+		for {
+			up, all := pathsUp(t, f, name)
+			if up == all && all == 2*(n-1) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d of its %d paths up (want %d)", name, up, all, 2*(n-1))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// pathsUp counts the paths of relay name that are up, and all its paths.
+func pathsUp(t *testing.T, f *mesh.Federation, name string) (up, all int) {
+	t.Helper()
+	st, err := f.Relay(name).Agent.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Peers {
+		for _, ps := range p.Paths {
+			all++
+			if ps.State == admin.PathUp {
+				up++
+			}
+		}
+	}
+	return up, all
 }

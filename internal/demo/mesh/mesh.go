@@ -1,8 +1,9 @@
 // Package mesh builds in-process federations of netstack relays joined
-// by emulated WAN links (internal/demo/linkem), on loopback and without privileges. It
-// is the test bed of the agent's in-process tests, of `relay demo` and of
-// the scale benchmarks: like raft's in-memory network, paths can be cut and
-// restored deterministically.
+// by emulated WAN links (internal/demo/linkem), on loopback and without
+// privileges. It is the test bed of the agent's in-process tests, of
+// `relay demo` and of the scale perf scenarios (perf/cmd/scale): like
+// raft's in-memory network, paths can be cut and restored
+// deterministically.
 package mesh
 
 import (
