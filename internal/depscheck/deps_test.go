@@ -27,6 +27,7 @@ var pure = []string{
 	module + "/internal/core/failover",
 	module + "/internal/testbed/sim",
 	module + "/internal/core/health",
+	module + "/internal/core/keys",
 	module + "/internal/core/packet",
 	module + "/perf/wanem",
 	module + "/internal/core/refresh",
