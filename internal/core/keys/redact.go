@@ -16,7 +16,11 @@ func (k Private) GoString() string { return "keys.Private(" + Redacted + ")" }
 
 // Format prints Redacted for every verb and flag, so that neither %x nor
 // %d nor %v of a containing struct shows the bytes; %q quotes it and %#v
-// is GoString.
+// is GoString. One fmt path never calls it: a verb that does not fit a
+// pointer (%s, %q) met inside a container, as in %s of []*Config, makes
+// fmt explain the mistake by printing the pointed-to value without
+// consulting any method, so that output shows the bytes. Print such
+// values with %v.
 func (k Private) Format(f fmt.State, verb rune) {
 	switch {
 	case verb == 'v' && f.Flag('#'):
