@@ -125,7 +125,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 	if err := agent.ResolveKey(cfg); err != nil {
 		return fmt.Errorf("%s: %w", *path, err)
 	}
-	// The private key prints as [redacted] (config.PrivateKey).
+	// The private key prints as [redacted] (keys.Private).
 	log.Debug("configuration loaded", "path", *path, "config", cfg)
 
 	m := metrics.New()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 const testAdminToken = "cli-admin-token-0123456789abcdef"
@@ -52,7 +52,7 @@ func TestNoPrivateKeyInLogs(t *testing.T) {
 
 func noPrivateKeyInLogs(t *testing.T, format string) {
 	dir := t.TempDir()
-	keys := map[string]config.PrivateKey{}
+	privs := map[string]keys.Private{}
 	pubs := map[string]string{}
 	files := map[string]string{}
 	for _, name := range []string{"provider-a", "provider-b"} {
@@ -60,11 +60,11 @@ func noPrivateKeyInLogs(t *testing.T, format string) {
 		if code != 0 {
 			t.Fatalf("genkey: %s", stderr)
 		}
-		k, err := config.ParsePrivateKey(out)
+		k, err := keys.ParsePrivate(out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		keys[name], pubs[name] = k, k.PublicKey().String()
+		privs[name], pubs[name] = k, k.PublicKey().String()
 		files[name] = writeFile(t, dir, name+".key", out) // 0600
 	}
 	token := writeFile(t, dir, "token", testAdminToken+"\n")
@@ -140,7 +140,7 @@ func noPrivateKeyInLogs(t *testing.T, format string) {
 	}
 
 	var secrets []string
-	for _, k := range keys {
+	for _, k := range privs {
 		h := hex.EncodeToString(k[:])
 		secrets = append(secrets, k.Reveal(), strings.TrimRight(k.Reveal(), "="), h, strings.ToUpper(h))
 	}

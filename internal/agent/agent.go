@@ -21,6 +21,7 @@ import (
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 	"github.com/liqo-relay/relay/internal/resolver"
 )
@@ -80,7 +81,7 @@ type Agent struct {
 	listenPort uint16
 	// pubKey is our running public key: it changes when a key rotation
 	// switches (rotation.go).
-	pubKey atomic.Pointer[config.Key]
+	pubKey atomic.Pointer[keys.Public]
 
 	// cur is the running configuration, published by the owner goroutine
 	// for Apply (to find the peers whose endpoints need resolving).
@@ -439,7 +440,7 @@ func (a *Agent) ListenPort() uint16 {
 // PublicKey returns the relay's running public key, which a key rotation
 // changes (docs/protocol.md, "Key rotation"). It is safe to call from any
 // goroutine.
-func (a *Agent) PublicKey() config.Key {
+func (a *Agent) PublicKey() keys.Public {
 	return *a.pubKey.Load()
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // This file carries out in-place key rotation (docs/protocol.md, "Key
@@ -35,7 +36,7 @@ import (
 
 // ownNext is our own staged next key.
 type ownNext struct {
-	priv config.PrivateKey
+	priv keys.Private
 	// keys holds, per peer name, the probe key between our next key and
 	// the peer's current public key: it verifies the peer's proof.
 	keys map[string]*health.PeerKey
@@ -49,7 +50,7 @@ type ownNext struct {
 // such a reload from undoing it.
 func livePeer(p config.Peer, old *peerState) config.Peer {
 	if old != nil && !p.NextPublicKey.IsZero() && old.cfg.PublicKey == p.NextPublicKey {
-		p.PublicKey, p.NextPublicKey = p.NextPublicKey, config.Key{}
+		p.PublicKey, p.NextPublicKey = p.NextPublicKey, keys.Public{}
 	}
 	return p
 }
@@ -59,7 +60,7 @@ func livePeer(p config.Peer, old *peerState) config.Peer {
 // nothing staged.
 func (a *Agent) liveOwnKey(cfg *config.Config) {
 	if !cfg.NextPrivateKey.IsZero() && cfg.NextPrivateKey == a.cfg.PrivateKey {
-		cfg.PrivateKey, cfg.NextPrivateKey = cfg.NextPrivateKey, config.PrivateKey{}
+		cfg.PrivateKey, cfg.NextPrivateKey = cfg.NextPrivateKey, keys.Private{}
 	}
 }
 
@@ -169,7 +170,7 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 	// initiations are held meanwhile (holdInitiations). Receiving on the
 	// old sessions continues.
 	cfg := a.cfg.Clone()
-	cfg.PrivateKey, cfg.NextPrivateKey = n.priv, config.PrivateKey{}
+	cfg.PrivateKey, cfg.NextPrivateKey = n.priv, keys.Private{}
 	for name, st := range a.peers {
 		if k, ok := n.keys[name]; ok {
 			st.key = k
@@ -197,7 +198,7 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 // public key again, from priv, our private key now: both relays of a pair
 // may rotate at once, and the probe that says the peer switched is keyed
 // by our current key.
-func (a *Agent) rederiveNextKey(st *peerState, priv config.PrivateKey) {
+func (a *Agent) rederiveNextKey(st *peerState, priv keys.Private) {
 	if st.nextKey == nil || st.cfg.NextPublicKey.IsZero() {
 		return
 	}
@@ -271,7 +272,7 @@ func (a *Agent) notifySwitch(st *peerState) {
 // to wait for its queues to drain.
 func (a *Agent) movePeer(st *peerState) {
 	nc := st.cfg
-	nc.PublicKey, nc.NextPublicKey = st.cfg.NextPublicKey, config.Key{}
+	nc.PublicKey, nc.NextPublicKey = st.cfg.NextPublicKey, keys.Public{}
 	// The new key needs its session now, also when our first handshake
 	// with the peer is still deferred (kick): the peer's initiation went
 	// out before it notified us and we dropped it (initiateBeforeNotice).

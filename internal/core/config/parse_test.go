@@ -69,7 +69,7 @@ func TestDefaultsRoundTrip(t *testing.T) {
 	minimal := mustParse(t, onePeer)
 	want := Defaults()
 	want.Name = "provider-a"
-	want.PrivateKey = PrivateKey(mustKey(t, vectorPrivate))
+	want.PrivateKey = mustPrivate(t, vectorPrivate)
 	want.Addresses = []netip.Prefix{netip.MustParsePrefix("100.80.0.1/32")}
 	want.Exports = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}
 	peer := DefaultPeer(DefaultHealth())

@@ -299,7 +299,7 @@ func scaleConfig(relays []*mesh.Relay, i int, consumer map[[2]int]*mesh.Path, he
 // writeHead writes relay r's config up to its peers: list.
 func writeHead(b *strings.Builder, r *mesh.Relay, healthCfg string) {
 	fmt.Fprintf(b, "name: %s\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [%s]\nexports: [%s]\n",
-		r.Name, r.Key, r.Port, r.Overlay, r.Exports)
+		r.Name, r.Key.Reveal(), r.Port, r.Overlay, r.Exports)
 	if healthCfg != "" {
 		fmt.Fprintf(b, "health: %s\n", healthCfg)
 	}
