@@ -73,7 +73,7 @@ func prepareNext(cfg *config.Config, running map[string]*peerState) (*ownNext, e
 	n := &ownNext{priv: cfg.NextPrivateKey, keys: make(map[string]*health.PeerKey, len(cfg.Peers))}
 	for _, p := range cfg.Peers {
 		p = livePeer(p, running[p.Name])
-		k, err := health.NewPeerKey(health.PrivateKey(cfg.NextPrivateKey), health.PublicKey(p.PublicKey))
+		k, err := health.NewPeerKey(cfg.NextPrivateKey, p.PublicKey)
 		if err != nil {
 			return nil, fmt.Errorf("nextPrivateKey with peers[%s].publicKey: %w", p.Name, err)
 		}
@@ -202,7 +202,7 @@ func (a *Agent) rederiveNextKey(st *peerState, priv keys.Private) {
 	if st.nextKey == nil || st.cfg.NextPublicKey.IsZero() {
 		return
 	}
-	k, err := health.NewPeerKey(health.PrivateKey(priv), health.PublicKey(st.cfg.NextPublicKey))
+	k, err := health.NewPeerKey(priv, st.cfg.NextPublicKey)
 	if err != nil {
 		a.log.Error("key rotation: deriving the probe key under the peer's next key", "peer", st.cfg.Name, "err", err)
 		return
@@ -289,7 +289,7 @@ func (a *Agent) movePeer(st *peerState) {
 	if a.next != nil {
 		// Our own staged key's probe key with the peer was derived from its
 		// old public key: the peer proves our next key under its new one.
-		if k, err := health.NewPeerKey(health.PrivateKey(a.next.priv), health.PublicKey(nc.PublicKey)); err == nil {
+		if k, err := health.NewPeerKey(a.next.priv, nc.PublicKey); err == nil {
 			a.next.keys[st.cfg.Name] = k
 		} else {
 			a.log.Error("key rotation: deriving our next key's probe key with the peer's new key", "peer", st.cfg.Name, "err", err)
