@@ -12,7 +12,7 @@ import (
 // TestDocsShowCurrentTable keeps the example in docs/status.md identical
 // to what RenderTable prints for the fixture.
 func TestDocsShowCurrentTable(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/status.md")
+	doc, err := os.ReadFile("../../../docs/status.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // every relay_* family has a table row, and every table row names a real
 // family.
 func TestDocsListEveryMetric(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/metrics.md")
+	doc, err := os.ReadFile("../../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}

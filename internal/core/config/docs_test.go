@@ -141,11 +141,11 @@ func docDefaults(t *testing.T, file string, sections map[string]string) []docDef
 // in force. So the docs and the code cannot drift apart.
 func TestDocumentedDefaultsAreInForce(t *testing.T) {
 	docs := map[string]map[string]string{
-		"../../docs/config.md": {
+		"../../../docs/config.md": {
 			"## Health":       "",
 			"### `dampening`": "dampening.",
 		},
-		"../../docs/failover.md": {
+		"../../../docs/failover.md": {
 			"### Probing schedule":          "",
 			"### Rules":                     "",
 			"### Flap dampening (RFC 2439)": "dampening.",
