@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // get fetches path from the admin server and returns status and body.
@@ -47,7 +48,7 @@ func TestAdminServer(t *testing.T) {
 		p, _ := b.peer(relayA, relayB)
 		up := 0
 		for _, path := range p.Paths {
-			if path.State == admin.PathUp {
+			if path.State == status.PathUp {
 				up++
 			}
 		}

@@ -15,13 +15,13 @@ import (
 
 	"golang.zx2c4.com/wireguard/conn"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/dnsserver"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/core/keys"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 	"github.com/liqo-relay/relay/internal/resolver"
 )
@@ -412,12 +412,12 @@ const statusTimeout = 5 * time.Second
 // Status returns the relay's current status (admin.Source). It fails when
 // the relay is not running or its owner goroutine does not answer within
 // ctx (and at most statusTimeout).
-func (a *Agent) Status(ctx context.Context) (admin.Status, error) {
-	var st admin.Status
+func (a *Agent) Status(ctx context.Context) (status.Status, error) {
+	var st status.Status
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	if err := a.do(ctx, func() { st = a.buildStatus() }); err != nil {
-		return admin.Status{}, fmt.Errorf("relay %s: status: %w", a.name, err)
+		return status.Status{}, fmt.Errorf("relay %s: status: %w", a.name, err)
 	}
 	return st, nil
 }

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/agent"
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/internal/demo/mesh"
 )
 
@@ -252,8 +252,8 @@ func TestEndpointNameMovesMidStream(t *testing.T) {
 }
 
 type lbState struct {
-	path admin.PathStatus
-	hs   admin.Time
+	path status.PathStatus
+	hs   status.Time
 }
 
 // lbPath returns A's status of its path to B and the last handshake.

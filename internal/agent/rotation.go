@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/core/keys"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // This file carries out in-place key rotation (docs/protocol.md, "Key
@@ -309,15 +309,15 @@ func (a *Agent) movePeer(st *peerState) {
 }
 
 // rotationStatus is the staged rotation for /status, or nil.
-func (a *Agent) rotationStatus(now time.Time) *admin.KeyRotation {
+func (a *Agent) rotationStatus(now time.Time) *status.KeyRotation {
 	if a.next == nil {
 		return nil
 	}
 	d := a.next.rot.Decide(now)
-	return &admin.KeyRotation{
+	return &status.KeyRotation{
 		NextPublicKey: a.next.priv.PublicKey().String(),
-		Since:         admin.At(a.next.rot.Since()),
-		Deadline:      admin.At(a.next.rot.Deadline()),
+		Since:         status.At(a.next.rot.Since()),
+		Deadline:      status.At(a.next.rot.Deadline()),
 		Staged:        nonNil(d.Ready),
 		Waiting:       nonNil(d.Waiting),
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // rawUDP is a raw IPv4 socket for UDP on loopback: it sees a copy of every
@@ -86,7 +86,7 @@ func isWGData(b []byte) bool {
 }
 
 // pathStatus is from's status of its path to peer.
-func (b *bed) pathStatus(from, peer, path string) admin.PathStatus {
+func (b *bed) pathStatus(from, peer, path string) status.PathStatus {
 	b.t.Helper()
 	p, _ := b.peer(from, peer)
 	for _, ps := range p.Paths {
@@ -95,7 +95,7 @@ func (b *bed) pathStatus(from, peer, path string) admin.PathStatus {
 		}
 	}
 	b.t.Fatalf("%s has no path %s to %s", from, path, peer)
-	return admin.PathStatus{}
+	return status.PathStatus{}
 }
 
 // TestDeadPathGoesDownUnderSpoofedReplays records genuine WireGuard data

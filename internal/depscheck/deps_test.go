@@ -31,6 +31,7 @@ var pure = []string{
 	module + "/internal/core/packet",
 	module + "/perf/wanem",
 	module + "/internal/core/refresh",
+	module + "/internal/core/status",
 }
 
 // pureThirdParty are the only non-standard imports a pure package may use:

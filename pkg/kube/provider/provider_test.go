@@ -20,10 +20,10 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/agent"
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/keys"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/pkg/kube/provider"
 	"github.com/liqo-relay/relay/pkg/kube/relayclient"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
@@ -181,18 +181,18 @@ func (r *relay) stop() {
 	<-r.done
 }
 
-func (r *relay) peer(t *testing.T, name string) (admin.PeerStatus, bool) {
+func (r *relay) peer(t *testing.T, name string) (status.PeerStatus, bool) {
 	t.Helper()
 	st, err := r.agent.Status(context.Background())
 	if err != nil {
-		return admin.PeerStatus{}, false
+		return status.PeerStatus{}, false
 	}
 	for _, p := range st.Peers {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return admin.PeerStatus{}, false
+	return status.PeerStatus{}, false
 }
 
 // stream sends a numbered datagram every 5 ms from A's netstack to an echo
