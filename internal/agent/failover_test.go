@@ -77,12 +77,21 @@ func TestFailoverDuringTransfer(t *testing.T) {
 	t.Logf("left direct by %s; back %s after its up transition, by %s (test clock: %s after the restore)",
 		leftEv.Reason, held.Round(time.Millisecond), ev.Reason, time.Since(restored).Round(time.Millisecond))
 
-	// What the selector may do depends on how A left direct. Left because
-	// it went down, with a path in use ever since: A remembers direct and
-	// returns to it only by failback. After an all-down (the consumer path
-	// lost too, which a relay starved of CPU sees), or having left direct
-	// for another reason, it has forgotten direct: the way back is then a
-	// recovery or an ordinary "better" switch.
+	checkWayBack(t, leftEv, ev, allDown, held, failbackHold, betterHold)
+}
+
+// checkWayBack checks the switch back to direct (back), held after
+// direct's up transition, against how A had left it (left) and whether
+// the peer had no path at all in between (allDown).
+//
+// What the selector may do depends on how A left direct. Left because it
+// went down, with a path in use ever since: A remembers direct and returns
+// to it only by failback. After an all-down (the consumer path lost too,
+// which a relay starved of CPU sees), or having left direct for another
+// reason, it has forgotten direct: the way back is then a recovery or an
+// ordinary "better" switch.
+func checkWayBack(t *testing.T, leftEv, ev status.Event, allDown bool, held, failbackHold, betterHold time.Duration) {
+	t.Helper()
 	remembered := leftEv.Reason == "down" && !allDown
 	switch ev.Reason {
 	case "failback":
