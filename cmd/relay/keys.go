@@ -2,25 +2,22 @@ package main
 
 import (
 	"bufio"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"runtime"
 
-	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/version"
 )
 
 // cmdGenkey prints a new Curve25519 private key, clamped, in the base64 form
 // of `wg genkey`.
 func cmdGenkey(stdout io.Writer) error {
-	var k config.PrivateKey
-	if _, err := rand.Read(k[:]); err != nil {
+	k, err := keys.NewPrivate()
+	if err != nil {
 		return fmt.Errorf("reading randomness: %w", err)
 	}
-	k[0] &= 248
-	k[31] = (k[31] & 127) | 64
-	_, err := fmt.Fprintln(stdout, k.Reveal())
+	_, err = fmt.Fprintln(stdout, k.Reveal())
 	return err
 }
 
@@ -31,7 +28,7 @@ func cmdPubkey(stdin io.Reader, stdout io.Writer) error {
 	if err != nil && err != io.EOF {
 		return fmt.Errorf("reading stdin: %w", err)
 	}
-	k, err := config.ParsePrivateKey(line)
+	k, err := keys.ParsePrivate(line)
 	if err != nil {
 		return fmt.Errorf("stdin: %w", err)
 	}

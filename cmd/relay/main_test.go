@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // runCmd runs the command line in-process and returns exit code, stdout
@@ -24,7 +24,7 @@ func TestGenkeyPubkeyRoundTrip(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("genkey: exit %d: %s", code, stderr)
 	}
-	k, err := config.ParseKey(strings.TrimSpace(priv))
+	k, err := keys.ParsePrivate(strings.TrimSpace(priv))
 	if err != nil {
 		t.Fatalf("genkey printed %q: %v", priv, err)
 	}
@@ -36,7 +36,7 @@ func TestGenkeyPubkeyRoundTrip(t *testing.T) {
 		t.Fatalf("pubkey: exit %d: %s", code, stderr)
 	}
 	if got, want := strings.TrimSpace(pub), k.PublicKey().String(); got != want {
-		t.Errorf("pubkey printed %q, config.Key says %q", got, want)
+		t.Errorf("pubkey printed %q, keys.Public says %q", got, want)
 	}
 	if _, again, _ := runCmd(t, "", "genkey"); again == priv {
 		t.Errorf("genkey printed the same key twice")

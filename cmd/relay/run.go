@@ -63,21 +63,18 @@ func newLogger(w io.Writer, lc config.Log) (*slog.Logger, *slog.LevelVar) {
 	return slog.New(slog.NewTextHandler(w, opts)), level
 }
 
-// cmdRun runs the relay until SIGINT or SIGTERM. SIGHUP re-reads the
-// configuration; an invalid one is reported and the running one stays. A
-// second SIGINT/SIGTERM during shutdown exits at once.
 // shutdownBudget bounds a clean shutdown; the contract is exit within 5 s.
 const shutdownBudget = 4500 * time.Millisecond
 
-// runOptions are `relay run`'s flags, parsed.
-type runOptions struct {
+// runFlags are the flags of `relay run`.
+type runFlags struct {
 	path    string
 	kube    kubeOpts
-	standby string
-	inner   conn.Bind // nil: the agent's default, udpbind
+	standby string    // the downward API labels file; "" without standby
+	bind    conn.Bind // nil: the agent's default, udpbind
 }
 
-func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
+func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := configFlag(fs)
@@ -85,28 +82,31 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	standby := fs.String("standby-labels", "", "a downward API file of the pod's labels: run only while the pod is the active Liqo gateway replica (docs/inject.md)")
 	sockets := fs.String("sockets", "batch", "the UDP sockets under WireGuard: batch (liqo-relay's: probes to many peers in one system call) or std (wireguard-go's StdNetBind); docs/performance.md")
 	if err := fs.Parse(args); err != nil {
-		return runOptions{}, exitError{2}
+		return runFlags{}, exitError{2}
 	}
-	o := runOptions{path: *path, kube: kf, standby: *standby}
+	f := runFlags{path: *path, kube: kf, standby: *standby}
 	switch *sockets {
 	case "batch":
 	case "std":
-		o.inner = conn.NewStdNetBind()
+		f.bind = conn.NewStdNetBind()
 	default:
-		return o, fmt.Errorf("%w: --sockets %q: want batch or std", errUsage, *sockets)
+		return runFlags{}, fmt.Errorf("%w: --sockets %q: want batch or std", errUsage, *sockets)
 	}
-	if o.path == "" {
-		return o, fmt.Errorf("%w: -c FILE is required", errUsage)
+	if f.path == "" {
+		return runFlags{}, fmt.Errorf("%w: -c FILE is required", errUsage)
 	}
-	return o, nil
+	return f, nil
 }
 
+// cmdRun runs the relay until SIGINT or SIGTERM. SIGHUP re-reads the
+// configuration; an invalid one is reported and the running one stays. A
+// second SIGINT/SIGTERM during shutdown exits at once.
 func cmdRun(args []string, stderr io.Writer) error {
-	o, err := parseRunFlags(args, stderr)
+	f, err := parseRunFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	cfg, err := agent.ParseFile(o.path)
+	cfg, err := agent.ParseFile(f.path)
 	if err != nil {
 		return err
 	}
@@ -115,75 +115,43 @@ func cmdRun(args []string, stderr io.Writer) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	if o.standby != "" {
-		sctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-		err := waitActive(sctx, o.standby, cfg.Admin.MetricsListen, log)
-		stop()
-		if err != nil {
-			if ctx.Err() == nil && sctx.Err() != nil {
-				log.Info("stopped in standby")
-				return nil
-			}
+	if f.standby != "" {
+		if active, err := waitStandby(ctx, f.standby, cfg, log); !active {
 			return err
 		}
 	}
-	kube, err := o.startKube(ctx, cfg, log)
+	kube, err := startKubeMode(ctx, f, cfg, log)
 	if err != nil {
 		return err
-	}
-	// The private key prints as [redacted] (config.PrivateKey).
-	log.Debug("configuration loaded", "path", o.path, "config", cfg)
-
-	m := metrics.New()
-	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level, Metrics: m, Bind: o.inner})
-	if err != nil {
-		return err
-	}
-	return o.serve(ctx, cancel, cfg, a, m, kube, log)
-}
-
-// startKube starts Kubernetes mode when its flags ask for it (nil
-// otherwise), refuses the flags and settings that need it when they do
-// not, and resolves the private key.
-func (o runOptions) startKube(ctx context.Context, cfg *config.Config, log *slog.Logger) (*kubeMode, error) {
-	var kube *kubeMode
-	var err error
-	switch {
-	case o.kube.enabled():
-		if kube, err = startKube(ctx, o.kube, cfg, log); err != nil {
-			return nil, err
-		}
-	case *o.kube.dnsListen != "" || *o.kube.consumer != "":
-		return nil, fmt.Errorf("%w: --dns-listen and --consumer-cluster-id need Kubernetes mode (--kubeconfig FILE or --kubernetes)", errUsage)
-	case !cfg.PrivateKeySecret.IsZero():
-		return nil, fmt.Errorf("%s: privateKeySecret needs Kubernetes mode: add --kubeconfig FILE or --kubernetes", o.path)
 	}
 	if err := agent.ResolveKey(cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.path, err)
+		return fmt.Errorf("%s: %w", f.path, err)
 	}
-	return kube, nil
-}
+	// The private key prints as [redacted] (keys.Private).
+	log.Debug("configuration loaded", "path", f.path, "config", cfg)
 
-// serve runs the relay until it stops or a signal ends it: SIGHUP reloads
-// (through the Kubernetes feed in Kubernetes mode), SIGINT and SIGTERM shut
-// down within shutdownBudget, a second one exits at once.
-func (o runOptions) serve(ctx context.Context, cancel context.CancelFunc, cfg *config.Config, a *agent.Agent, m *metrics.Metrics, kube *kubeMode, log *slog.Logger) error {
+	m := metrics.New()
+	a, err := agent.New(cfg, agent.Options{Logger: log, LogLevel: level, Metrics: m, Bind: f.bind})
+	if err != nil {
+		return err
+	}
+
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	if o.standby != "" {
+	if f.standby != "" {
 		// Demoted: stop as on SIGTERM (the watcher ends with ctx).
-		go watchPassive(ctx, o.standby, log, func() {
+		go watchPassive(ctx, f.standby, log, func() {
 			select {
 			case sigs <- syscall.SIGTERM:
 			default:
 			}
 		})
 	}
-	reloadFn := func() { reload(a, o.path, log) }
+	var reloadFn func() = func() { reload(a, f.path, log) }
 	if kube != nil {
 		kdone, err := kube.run(ctx, cfg, a, m, log)
 		if err != nil {
@@ -192,28 +160,69 @@ func (o runOptions) serve(ctx context.Context, cancel context.CancelFunc, cfg *c
 			return err
 		}
 		defer func() { cancel(); <-kdone }() // also when the relay stops on its own
-		reloadFn = func() { kube.reload(ctx, o.path, log) }
+		reloadFn = func() { kube.reload(ctx, f.path, log) }
 	}
+	return superviseRun(ctx, cancel, done, sigs, reloadFn, log)
+}
+
+// waitStandby waits until the pod is the active gateway replica (labels
+// is its downward API file). active is false when the relay is to stop
+// instead: with a nil error after SIGINT or SIGTERM in standby.
+func waitStandby(ctx context.Context, labels string, cfg *config.Config, log *slog.Logger) (active bool, err error) {
+	sctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	err = waitActive(sctx, labels, cfg.Admin.MetricsListen, log)
+	stop()
+	if err != nil {
+		if ctx.Err() == nil && sctx.Err() != nil {
+			log.Info("stopped in standby")
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// startKubeMode starts Kubernetes mode when its flags ask for it, and
+// refuses the flags and settings that need it otherwise. kube is nil
+// outside Kubernetes mode.
+func startKubeMode(ctx context.Context, f runFlags, cfg *config.Config, log *slog.Logger) (kube *kubeMode, err error) {
+	switch {
+	case f.kube.enabled():
+		return startKube(ctx, f.kube, cfg, log)
+	case *f.kube.dnsListen != "" || *f.kube.consumer != "":
+		return nil, fmt.Errorf("%w: --dns-listen and --consumer-cluster-id need Kubernetes mode (--kubeconfig FILE or --kubernetes)", errUsage)
+	case !cfg.PrivateKeySecret.IsZero():
+		return nil, fmt.Errorf("%s: privateKeySecret needs Kubernetes mode: add --kubeconfig FILE or --kubernetes", f.path)
+	}
+	return nil, nil
+}
+
+// superviseRun waits for the relay to stop (done) while serving signals:
+// SIGHUP calls reloadFn; the first SIGINT or SIGTERM cancels the relay's
+// context and bounds the shutdown by shutdownBudget, a second one exits at
+// once.
+func superviseRun(ctx context.Context, cancel context.CancelFunc, done <-chan error, sigs <-chan os.Signal, reloadFn func(), log *slog.Logger) error {
 	for {
 		select {
 		case err := <-done:
 			return err
 		case s := <-sigs:
-			if s == syscall.SIGHUP {
+			switch s {
+			case syscall.SIGHUP:
 				reloadFn()
-				continue
+			default:
+				if ctx.Err() != nil {
+					log.Warn("second signal: exiting now")
+					return exitError{130}
+				}
+				log.Info("shutting down", "signal", s.String())
+				cancel()
+				// Run removes what it created; bound how long we wait.
+				time.AfterFunc(shutdownBudget, func() {
+					log.Error("shutdown did not finish in time: exiting", "budget", shutdownBudget)
+					os.Exit(1)
+				})
 			}
-			if ctx.Err() != nil {
-				log.Warn("second signal: exiting now")
-				return exitError{130}
-			}
-			log.Info("shutting down", "signal", s.String())
-			cancel()
-			// Run removes what it created; bound how long we wait.
-			time.AfterFunc(shutdownBudget, func() {
-				log.Error("shutdown did not finish in time: exiting", "budget", shutdownBudget)
-				os.Exit(1)
-			})
 		}
 	}
 }

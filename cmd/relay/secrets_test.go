@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 const testAdminToken = "cli-admin-token-0123456789abcdef"
@@ -52,21 +52,7 @@ func TestNoPrivateKeyInLogs(t *testing.T) {
 
 func noPrivateKeyInLogs(t *testing.T, format string) {
 	dir := t.TempDir()
-	keys := map[string]config.PrivateKey{}
-	pubs := map[string]string{}
-	files := map[string]string{}
-	for _, name := range []string{"provider-a", "provider-b"} {
-		code, out, stderr := runCmd(t, "", "genkey")
-		if code != 0 {
-			t.Fatalf("genkey: %s", stderr)
-		}
-		k, err := config.ParsePrivateKey(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys[name], pubs[name] = k, k.PublicKey().String()
-		files[name] = writeFile(t, dir, name+".key", out) // 0600
-	}
+	privs, pubs, files := genPairKeys(t, dir)
 	token := writeFile(t, dir, "token", testAdminToken+"\n")
 	port := map[string]int{"provider-a": freeUDPPort(t), "provider-b": freeUDPPort(t)}
 	peerOf := map[string]string{"provider-a": "provider-b", "provider-b": "provider-a"}
@@ -92,30 +78,7 @@ func noPrivateKeyInLogs(t *testing.T, format string) {
 	if code != 1 || !strings.Contains(stderr, "admin token is missing or wrong") || !strings.Contains(stderr, "--token-file") {
 		t.Errorf("status without token: exit %d, %s", code, stderr)
 	}
-	type status struct {
-		Peers []struct {
-			ActivePath    string `json:"activePath"`
-			LastHandshake string `json:"lastHandshake"`
-		} `json:"peers"`
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code, out, stderr := runCmd(t, "", "status", "--admin", admins["provider-a"], "-c", cfgPaths["provider-a"], "--json")
-		if code != 0 {
-			t.Fatalf("status -c: exit %d: %s", code, stderr)
-		}
-		var st status
-		if err := json.Unmarshal([]byte(out), &st); err != nil {
-			t.Fatal(err)
-		}
-		if len(st.Peers) == 1 && st.Peers[0].ActivePath == "direct" && st.Peers[0].LastHandshake != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no handshake on the direct path:\n%s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitDirectHandshake(t, admins["provider-a"], cfgPaths["provider-a"])
 	if code, out, stderr := runCmd(t, "", "ping", "provider-b", "--admin", admins["provider-a"], "--token-file", token); code != 0 || !strings.Contains(out, "direct") {
 		t.Errorf("ping --token-file: exit %d: %s%s", code, out, stderr)
 	}
@@ -126,6 +89,64 @@ func noPrivateKeyInLogs(t *testing.T, format string) {
 		t.Fatal(err)
 	}
 	a.waitLine(t, 0, regexp.MustCompile(`configuration applied`), 20*time.Second)
+	stopRelays(t, procs)
+	checkLogsHoldNoKey(t, procs, privs)
+}
+
+// genPairKeys makes the keys of provider-a and provider-b with `relay
+// genkey`, each in a 0600 key file in dir, and returns them by relay name
+// with their public keys and the files' paths.
+func genPairKeys(t *testing.T, dir string) (privs map[string]keys.Private, pubs, files map[string]string) {
+	t.Helper()
+	privs, pubs, files = map[string]keys.Private{}, map[string]string{}, map[string]string{}
+	for _, name := range []string{"provider-a", "provider-b"} {
+		code, out, stderr := runCmd(t, "", "genkey")
+		if code != 0 {
+			t.Fatalf("genkey: %s", stderr)
+		}
+		k, err := keys.ParsePrivate(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		privs[name], pubs[name] = k, k.PublicKey().String()
+		files[name] = writeFile(t, dir, name+".key", out) // 0600
+	}
+	return privs, pubs, files
+}
+
+// waitDirectHandshake polls `relay status -c CFG --json` on admin until
+// the relay's one peer is active on its direct path with a handshake.
+func waitDirectHandshake(t *testing.T, admin, cfgPath string) {
+	t.Helper()
+	type status struct {
+		Peers []struct {
+			ActivePath    string `json:"activePath"`
+			LastHandshake string `json:"lastHandshake"`
+		} `json:"peers"`
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, out, stderr := runCmd(t, "", "status", "--admin", admin, "-c", cfgPath, "--json")
+		if code != 0 {
+			t.Fatalf("status -c: exit %d: %s", code, stderr)
+		}
+		var st status
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Peers) == 1 && st.Peers[0].ActivePath == "direct" && st.Peers[0].LastHandshake != "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no handshake on the direct path:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stopRelays sends SIGTERM to every relay and waits until each has exited.
+func stopRelays(t *testing.T, procs map[string]*proc) {
+	t.Helper()
 	for _, p := range procs {
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -138,9 +159,15 @@ func noPrivateKeyInLogs(t *testing.T, format string) {
 			t.Fatalf("%s did not exit", name)
 		}
 	}
+}
 
+// checkLogsHoldNoKey fails if a log line of any relay holds a private key
+// of privs in base64 (padded or not) or hex, or if a log is incomplete or
+// has no debug line at all.
+func checkLogsHoldNoKey(t *testing.T, procs map[string]*proc, privs map[string]keys.Private) {
+	t.Helper()
 	var secrets []string
-	for _, k := range keys {
+	for _, k := range privs {
 		h := hex.EncodeToString(k[:])
 		secrets = append(secrets, k.Reveal(), strings.TrimRight(k.Reveal(), "="), h, strings.ToUpper(h))
 	}

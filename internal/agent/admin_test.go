@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // get fetches path from the admin server and returns status and body.
@@ -47,54 +48,22 @@ func TestAdminServer(t *testing.T) {
 		p, _ := b.peer(relayA, relayB)
 		up := 0
 		for _, path := range p.Paths {
-			if path.State == admin.PathUp {
+			if path.State == status.PathUp {
 				up++
 			}
 		}
 		return up == 2
 	})
-	var addr string
-	waitFor(t, waitTimeout, "A's admin server to listen", func() bool {
-		if a := b.agent(relayA).AdminAddr(); a != nil {
-			addr = a.String()
-			return true
-		}
-		return false
-	})
-	if strings.HasSuffix(addr, ":0") {
-		t.Fatalf("AdminAddr %s is not the bound port", addr)
-	}
-
+	addr := adminAddrOf(t, b, relayA)
 	for _, p := range []string{"/healthz", "/readyz"} {
 		if code, body := get(t, addr, p); code != http.StatusOK {
 			t.Errorf("GET %s: %d %s", p, code, body)
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := admin.FetchPing(ctx, addr, relayB)
-	if err != nil {
-		t.Fatalf("ping %s: %v", relayB, err)
-	}
 	// Lower bounds only: a path's round trip cannot beat its emulated
 	// delay, whatever the machine's load.
-	floors := map[string]time.Duration{"direct": 2 * direct, "consumer": 4 * hop}
-	if len(res) != len(floors) {
-		t.Fatalf("ping %s: %d results, want one per path: %+v", relayB, len(res), res)
-	}
-	for _, r := range res {
-		floor, ok := floors[r.Path]
-		switch {
-		case !ok:
-			t.Errorf("ping: unexpected path %q", r.Path)
-		case !r.OK || r.Error != "":
-			t.Errorf("ping via %s failed: %+v", r.Path, r)
-		case r.RTTMs < float64(floor)/float64(time.Millisecond):
-			t.Errorf("ping via %s: RTT %.2f ms below the path's %s of emulated delay", r.Path, r.RTTMs, floor)
-		}
-		t.Logf("ping %s via %s: %.2f ms", relayB, r.Path, r.RTTMs)
-	}
+	checkPing(t, addr, relayB, map[string]time.Duration{"direct": 2 * direct, "consumer": 4 * hop})
 
 	code, body := get(t, addr, "/ping?peer="+url.QueryEscape("no-such-peer"))
 	if code != http.StatusNotFound {
@@ -121,6 +90,52 @@ func TestAdminServer(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// adminAddrOf waits until relay name's admin server listens and returns
+// the address it bound.
+func adminAddrOf(t *testing.T, b *bed, name string) string {
+	t.Helper()
+	var addr string
+	waitFor(t, waitTimeout, name+"'s admin server to listen", func() bool {
+		if a := b.agent(name).AdminAddr(); a != nil {
+			addr = a.String()
+			return true
+		}
+		return false
+	})
+	if strings.HasSuffix(addr, ":0") {
+		t.Fatalf("AdminAddr %s is not the bound port", addr)
+	}
+	return addr
+}
+
+// checkPing pings peer through the admin server at addr and checks that
+// every path in floors, and no other, answered with an RTT of at least its
+// floor.
+func checkPing(t *testing.T, addr, peer string, floors map[string]time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := admin.FetchPing(ctx, addr, peer)
+	if err != nil {
+		t.Fatalf("ping %s: %v", peer, err)
+	}
+	if len(res) != len(floors) {
+		t.Fatalf("ping %s: %d results, want one per path: %+v", peer, len(res), res)
+	}
+	for _, r := range res {
+		floor, ok := floors[r.Path]
+		switch {
+		case !ok:
+			t.Errorf("ping: unexpected path %q", r.Path)
+		case !r.OK || r.Error != "":
+			t.Errorf("ping via %s failed: %+v", r.Path, r)
+		case r.RTTMs < float64(floor)/float64(time.Millisecond):
+			t.Errorf("ping via %s: RTT %.2f ms below the path's %s of emulated delay", r.Path, r.RTTMs, floor)
+		}
+		t.Logf("ping %s via %s: %.2f ms", peer, r.Path, r.RTTMs)
 	}
 }
 

@@ -15,12 +15,13 @@ import (
 
 	"golang.zx2c4.com/wireguard/conn"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/dnsserver"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/keys"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 	"github.com/liqo-relay/relay/internal/resolver"
 )
@@ -80,7 +81,7 @@ type Agent struct {
 	listenPort uint16
 	// pubKey is our running public key: it changes when a key rotation
 	// switches (rotation.go).
-	pubKey atomic.Pointer[config.Key]
+	pubKey atomic.Pointer[keys.Public]
 
 	// cur is the running configuration, published by the owner goroutine
 	// for Apply (to find the peers whose endpoints need resolving).
@@ -133,40 +134,15 @@ type Agent struct {
 // New builds the relay's data plane for cfg and configures every peer. It
 // returns an error, with nothing left behind, when any of it fails.
 func New(cfg *config.Config, opts Options) (*Agent, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Clock == nil {
-		opts.Clock = realClock{}
-	}
-	if opts.Metrics == nil {
-		opts.Metrics = metrics.New()
-	}
+	opts = opts.withDefaults()
 	if cfg.PrivateKey.IsZero() {
 		if err := ResolveKey(cfg); err != nil {
 			return nil, err
 		}
 	}
-	log := opts.Logger.With("component", "agent")
-	var eb [8]byte
-	if _, err := rand.Read(eb[:]); err != nil {
-		return nil, fmt.Errorf("reading randomness for the boot epoch: %w", err)
-	}
-	a := &Agent{
-		log:     log,
-		clock:   opts.Clock,
-		opts:    opts,
-		metrics: opts.Metrics,
-		epoch:   binary.LittleEndian.Uint64(eb[:]) | 1,
-		peers:   map[string]*peerState{},
-		mon:     health.NewMonitor(newRand()),
-		sel:     failover.New(failoverSettings(cfg.Health)),
-		pings:   map[pingKey]*pingWait{},
-		replyc:  make(chan probeReply, 1024),
-		reloadc: make(chan reloadReq),
-		callc:   make(chan func()),
-		stopped: make(chan struct{}),
-		name:    cfg.Name,
+	a, err := newAgent(cfg, opts)
+	if err != nil {
+		return nil, err
 	}
 	cfg = cfg.Clone() // a.cfg must not change under the owner goroutine
 	a.dns = a.newWatcher(cfg)
@@ -187,24 +163,70 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	a.dp = dp
 	ok := false
 	defer func() {
-		if ok {
-			return
+		if !ok {
+			a.closeBuilt()
 		}
-		if a.socks != nil {
-			_ = a.socks.Close()
-		}
-		if a.dnsSrv != nil {
-			a.dnsSrv.Close()
-		}
-		_ = dp.close()
 	}()
-	if err := a.listenDNS(cfg); err != nil {
+	if err := a.startDataplane(cfg, resolved); err != nil {
 		return nil, err
+	}
+	ok = true
+	return a, nil
+}
+
+// withDefaults fills the unset options: a discarding logger, the real
+// clock and a fresh metrics registry.
+func (opts Options) withDefaults() Options {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	return opts
+}
+
+// newAgent returns the agent's state for cfg before anything is built:
+// its monitor, selector, channels and a random boot epoch.
+func newAgent(cfg *config.Config, opts Options) (*Agent, error) {
+	var eb [8]byte
+	if _, err := rand.Read(eb[:]); err != nil {
+		return nil, fmt.Errorf("reading randomness for the boot epoch: %w", err)
+	}
+	return &Agent{
+		log:     opts.Logger.With("component", "agent"),
+		clock:   opts.Clock,
+		opts:    opts,
+		metrics: opts.Metrics,
+		epoch:   binary.LittleEndian.Uint64(eb[:]) | 1,
+		peers:   map[string]*peerState{},
+		mon:     health.NewMonitor(newRand()),
+		sel:     failover.New(failoverSettings(cfg.Health)),
+		pings:   map[pingKey]*pingWait{},
+		replyc:  make(chan probeReply, 1024),
+		reloadc: make(chan reloadReq),
+		callc:   make(chan func()),
+		stopped: make(chan struct{}),
+		name:    cfg.Name,
+	}, nil
+}
+
+// startDataplane opens the listeners on a.dp (the DNS responder, the
+// SOCKS5 proxy), hooks the probes into its Bind and applies cfg with the
+// endpoints in resolved. On error the caller closes what it opened
+// (closeBuilt).
+func (a *Agent) startDataplane(cfg *config.Config, resolved map[string][]pathState) error {
+	dp := a.dp
+	if err := a.listenDNS(cfg); err != nil {
+		return err
 	}
 	if dp.ns != nil && cfg.Netstack.SOCKS5 != "" {
 		ln, err := net.Listen("tcp", cfg.Netstack.SOCKS5)
 		if err != nil {
-			return nil, fmt.Errorf("netstack.socks5: %w", err)
+			return fmt.Errorf("netstack.socks5: %w", err)
 		}
 		a.socks = ln
 	}
@@ -219,14 +241,25 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	a.cfg = &config.Config{Name: cfg.Name, PrivateKey: cfg.PrivateKey, Health: cfg.Health}
 	if err := a.apply(cfg, resolved, true); err != nil {
-		return nil, err
+		return err
 	}
 	a.started = a.clock.Now()
 	a.listenPort = cfg.ListenPort
 	pub := cfg.PrivateKey.PublicKey()
 	a.pubKey.Store(&pub)
-	ok = true
-	return a, nil
+	return nil
+}
+
+// closeBuilt undoes a New that failed after the data plane was built:
+// it closes the SOCKS5 listener, the DNS responder and the data plane.
+func (a *Agent) closeBuilt() {
+	if a.socks != nil {
+		_ = a.socks.Close()
+	}
+	if a.dnsSrv != nil {
+		a.dnsSrv.Close()
+	}
+	_ = a.dp.close()
 }
 
 // Run serves until ctx is done, then removes everything the relay created
@@ -242,11 +275,21 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.admin.start(actx); err != nil {
 		return err // names the server and its address
 	}
+	stop := a.startServices(ctx)
+	defer stop()
+	a.ready.Store(true)
+	a.log.Info("relay up", "name", a.cfg.Name, "mode", a.cfg.Mode, "listenPort", a.cfg.ListenPort, "peers", len(a.cfg.Peers))
+	a.serve(ctx)
+	return nil
+}
+
+// startServices starts the goroutines beside the owner loop: the SOCKS5
+// proxy, the DNS watcher and the DNS responder, each until ctx is done.
+// stop ends them and returns once they all have.
+func (a *Agent) startServices(ctx context.Context) (stop func()) {
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	sctx, scancel := context.WithCancel(ctx)
 	if a.socks != nil {
-		sctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		wg.Go(func() {
 			if err := a.dp.ns.ServeSOCKS5(sctx, a.socks); err != nil && sctx.Err() == nil {
 				a.log.Error("SOCKS5 proxy stopped", "err", err)
@@ -254,8 +297,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		})
 		a.log.Info("SOCKS5 proxy into the mesh", "addr", a.socks.Addr().String())
 	}
-	wctx, wcancel := context.WithCancel(ctx)
-	defer wcancel() // before wg.Wait: the Watcher ends with it
+	wctx, wcancel := context.WithCancel(ctx) // the Watcher ends with it
 	wg.Go(func() { a.dns.Run(wctx) })
 	if a.dnsSrv != nil {
 		wg.Go(func() {
@@ -264,9 +306,17 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		})
 	}
-	a.ready.Store(true)
-	a.log.Info("relay up", "name", a.cfg.Name, "mode", a.cfg.Mode, "listenPort", a.cfg.ListenPort, "peers", len(a.cfg.Peers))
+	return func() {
+		wcancel()
+		scancel()
+		wg.Wait()
+	}
+}
 
+// serve is the owner loop: one select over probe replies, reloads, calls,
+// housekeeping and the monitor's deadline, each followed by a step. It
+// returns, readiness dropped, when ctx is done.
+func (a *Agent) serve(ctx context.Context) {
 	timer := time.NewTimer(0) // the first step at once
 	defer timer.Stop()
 	house := time.NewTicker(housekeepingInterval)
@@ -279,7 +329,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			a.ready.Store(false)
-			return nil
+			return
 		case r := <-a.replyc:
 			a.onReply(r)
 		case req := <-a.reloadc:
@@ -411,12 +461,12 @@ const statusTimeout = 5 * time.Second
 // Status returns the relay's current status (admin.Source). It fails when
 // the relay is not running or its owner goroutine does not answer within
 // ctx (and at most statusTimeout).
-func (a *Agent) Status(ctx context.Context) (admin.Status, error) {
-	var st admin.Status
+func (a *Agent) Status(ctx context.Context) (status.Status, error) {
+	var st status.Status
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	if err := a.do(ctx, func() { st = a.buildStatus() }); err != nil {
-		return admin.Status{}, fmt.Errorf("relay %s: status: %w", a.name, err)
+		return status.Status{}, fmt.Errorf("relay %s: status: %w", a.name, err)
 	}
 	return st, nil
 }
@@ -439,7 +489,7 @@ func (a *Agent) ListenPort() uint16 {
 // PublicKey returns the relay's running public key, which a key rotation
 // changes (docs/protocol.md, "Key rotation"). It is safe to call from any
 // goroutine.
-func (a *Agent) PublicKey() config.Key {
+func (a *Agent) PublicKey() keys.Public {
 	return *a.pubKey.Load()
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/agent"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // These tests check that a reload is all or nothing: a failure in any
@@ -76,7 +77,7 @@ func (b *bed) withRoutes() *fakeRoutes {
 	return rt
 }
 
-func keyHex(k config.Key) string { return hex.EncodeToString(k[:]) }
+func keyHex(k keys.Public) string { return hex.EncodeToString(k[:]) }
 
 // waitKeepalives waits until WireGuard on relay name holds the configured
 // persistent keepalive of every peer. A relay turns a peer's keepalive on
@@ -282,7 +283,7 @@ func TestReloadRollsBackPrefixFromKeptPeer(t *testing.T) {
 	b.waitKeepalives(relayA)
 	rt := b.withRoutes()
 	moved := netip.PrefixFrom(overlay(3), 32)
-	var dPriv config.Key
+	var dPriv keys.Private
 	if _, err := rand.Read(dPriv[:]); err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/liqo-relay/relay/internal/agent"
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/internal/demo/linkem"
 	"github.com/liqo-relay/relay/internal/demo/mesh"
 )
@@ -284,7 +284,7 @@ func (b *bed) close() {
 }
 
 // status returns relay name's status; the test fails if there is none.
-func (b *bed) status(name string) admin.Status {
+func (b *bed) status(name string) status.Status {
 	b.t.Helper()
 	st, err := b.agent(name).Status(context.Background())
 	if err != nil {
@@ -294,13 +294,13 @@ func (b *bed) status(name string) admin.Status {
 }
 
 // peer returns from's status of peer, and whether it is listed.
-func (b *bed) peer(from, peer string) (admin.PeerStatus, bool) {
+func (b *bed) peer(from, peer string) (status.PeerStatus, bool) {
 	for _, p := range b.status(from).Peers {
 		if p.Name == peer {
 			return p, true
 		}
 	}
-	return admin.PeerStatus{}, false
+	return status.PeerStatus{}, false
 }
 
 // activePath is from's active path to peer ("" when unreachable).

@@ -20,6 +20,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/agent"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 	"github.com/liqo-relay/relay/internal/dataplane/tun"
 	"github.com/liqo-relay/relay/internal/demo/mesh"
@@ -196,8 +197,8 @@ func BenchmarkNetstackPair(b *testing.B) {
 	})
 }
 
-func newKey(b *testing.B) config.Key {
-	var k config.Key
+func newKey(b *testing.B) keys.Private {
+	var k keys.Private
 	if _, err := rand.Read(k[:]); err != nil {
 		b.Fatal(err)
 	}
@@ -238,7 +239,7 @@ peers:
     publicKey: %s
     prefixes: [100.80.0.2/32, %s]
     paths: [{name: direct, endpoint: "127.0.0.1:%d"}]
-`, ka, pa, kb.PublicKey(), bAsSeenByA, pb)
+`, ka.Reveal(), pa, kb.PublicKey(), bAsSeenByA, pb)
 	cfgB := fmt.Sprintf(`name: b
 privateKey: %s
 listenPort: %d
@@ -250,7 +251,7 @@ peers:
     publicKey: %s
     prefixes: [100.80.0.1/32, 10.244.1.0/24]
 %s    paths: [{name: direct, endpoint: "127.0.0.1:%d"}]
-`, kb, pb, bExports, ka.PublicKey(), seesUs, pa)
+`, kb.Reveal(), pb, bExports, ka.PublicKey(), seesUs, pa)
 	a := runAgent(b, cfgA, nil)
 	runAgent(b, cfgB, s.dial)
 	b.Cleanup(s.close)
@@ -326,8 +327,8 @@ func startWGPair(b *testing.B, s *sink, useMultipath bool) *tun.Netstack {
 }
 
 // wgDevice brings up one device of startWGPair with a single peer.
-func wgDevice(b *testing.B, key config.Key, port uint16, opts tun.NetstackOptions,
-	peer config.Key, peerPort uint16, allowed []string, useMultipath bool) *tun.Netstack {
+func wgDevice(b *testing.B, key keys.Private, port uint16, opts tun.NetstackOptions,
+	peer keys.Public, peerPort uint16, allowed []string, useMultipath bool) *tun.Netstack {
 	ns, err := tun.NewNetstack(opts)
 	if err != nil {
 		b.Fatal(err)

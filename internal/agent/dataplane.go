@@ -31,16 +31,26 @@ type dataplane struct {
 	liqo   *liqoRoutes   // also routes, with a liqo section; else nil
 }
 
+// undoStack holds the teardown of what was built so far; run undoes it in
+// reverse order.
+type undoStack []func()
+
+func (u *undoStack) push(f func()) { *u = append(*u, f) }
+
+func (u undoStack) run() {
+	for i := len(u) - 1; i >= 0; i-- {
+		u[i]()
+	}
+}
+
 // buildDataplane creates the devices for cfg. On error everything already
 // created is torn down again: a relay never starts half-configured.
 func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dataplane, err error) {
 	dp = &dataplane{}
-	var undo []func()
+	var undo undoStack
 	defer func() {
 		if err != nil {
-			for i := len(undo) - 1; i >= 0; i-- {
-				undo[i]()
-			}
+			undo.run()
 			dp = nil
 		}
 	}()
@@ -48,59 +58,14 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 	var inner wgtun.Device
 	switch cfg.Mode {
 	case config.ModeTUN:
-		ropts := routeOptions(cfg, log)
-		if err := tun.CleanupStale(ropts); err != nil {
-			log.Warn("cleaning up leftovers of an earlier run", "err", err)
-		}
-		k, err := tun.CreateKernel(cfg.Tun.Name, cfg.MTU)
-		if err != nil {
-			return nil, fmt.Errorf("creating TUN %q: %w", cfg.Tun.Name, err)
-		}
-		undo = append(undo, func() { _ = k.Close() })
-		rm, err := tun.NewRouteManager(ropts)
-		if err != nil {
-			return nil, fmt.Errorf("configuring %q: %w", cfg.Tun.Name, err)
-		}
-		undo = append(undo, func() { _ = rm.Close() })
-		dp.routes = rm
-		if cfg.Liqo.Enabled {
-			lr, err := newLiqoRoutes(cfg, rm, opts.Metrics, log)
-			if err != nil {
-				return nil, err
-			}
-			undo = append(undo, func() { _ = lr.net.Close() })
-			dp.routes, dp.liqo = lr, lr
-		}
-		inner = k
+		inner, err = dp.kernelDevice(cfg, opts, log, &undo)
 	case config.ModeNetstack:
-		dial := opts.NetstackDial
-		if dial == nil {
-			var d net.Dialer
-			dial = d.DialContext
-		}
-		socks, err := socksOptions(cfg.Netstack)
-		if err != nil {
-			return nil, err
-		}
-		ns, err := tun.NewNetstack(tun.NetstackOptions{
-			Addresses:      cfg.Addresses,
-			MTU:            cfg.MTU,
-			Exports:        cfg.Exports,
-			Dial:           dial,
-			UDPIdleTimeout: cfg.Netstack.UDPIdleTimeout,
-			UDPMaxFlows:    cfg.Netstack.UDPMaxFlows,
-			SOCKS5:         socks,
-			Logger:         log,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("creating netstack: %w", err)
-		}
-		undo = append(undo, func() { _ = ns.Close() })
-		exportNetstackMetrics(opts.Metrics, ns)
-		dp.ns = ns
-		inner = ns
+		inner, err = dp.netstackDevice(cfg, opts, log, &undo)
 	default:
-		return nil, fmt.Errorf("mode: unknown mode %q", cfg.Mode)
+		err = fmt.Errorf("mode: unknown mode %q", cfg.Mode)
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	rules, err := compileRules(cfg)
@@ -109,7 +74,76 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 	}
 	dp.pipe = pipe.Wrap(inner)
 	dp.pipe.SetRules(rules)
+	if err := dp.startWireGuard(cfg, opts, log, &undo); err != nil {
+		return nil, err
+	}
+	return dp, nil
+}
 
+// kernelDevice creates the kernel TUN device of tun mode and its routes
+// (with a Liqo section when cfg.Liqo is enabled), first cleaning up what
+// an earlier run left behind.
+func (dp *dataplane) kernelDevice(cfg *config.Config, opts Options, log *slog.Logger, undo *undoStack) (wgtun.Device, error) {
+	ropts := routeOptions(cfg, log)
+	if err := tun.CleanupStale(ropts); err != nil {
+		log.Warn("cleaning up leftovers of an earlier run", "err", err)
+	}
+	k, err := tun.CreateKernel(cfg.Tun.Name, cfg.MTU)
+	if err != nil {
+		return nil, fmt.Errorf("creating TUN %q: %w", cfg.Tun.Name, err)
+	}
+	undo.push(func() { _ = k.Close() })
+	rm, err := tun.NewRouteManager(ropts)
+	if err != nil {
+		return nil, fmt.Errorf("configuring %q: %w", cfg.Tun.Name, err)
+	}
+	undo.push(func() { _ = rm.Close() })
+	dp.routes = rm
+	if cfg.Liqo.Enabled {
+		lr, err := newLiqoRoutes(cfg, rm, opts.Metrics, log)
+		if err != nil {
+			return nil, err
+		}
+		undo.push(func() { _ = lr.net.Close() })
+		dp.routes, dp.liqo = lr, lr
+	}
+	return k, nil
+}
+
+// netstackDevice creates the userspace network stack of netstack mode.
+func (dp *dataplane) netstackDevice(cfg *config.Config, opts Options, log *slog.Logger, undo *undoStack) (wgtun.Device, error) {
+	dial := opts.NetstackDial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	socks, err := socksOptions(cfg.Netstack)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := tun.NewNetstack(tun.NetstackOptions{
+		Addresses:      cfg.Addresses,
+		MTU:            cfg.MTU,
+		Exports:        cfg.Exports,
+		Dial:           dial,
+		UDPIdleTimeout: cfg.Netstack.UDPIdleTimeout,
+		UDPMaxFlows:    cfg.Netstack.UDPMaxFlows,
+		SOCKS5:         socks,
+		Logger:         log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating netstack: %w", err)
+	}
+	undo.push(func() { _ = ns.Close() })
+	exportNetstackMetrics(opts.Metrics, ns)
+	dp.ns = ns
+	return ns, nil
+}
+
+// startWireGuard puts the multipath Bind and the wireguard-go device
+// between dp.pipe and the network, and brings the device up with cfg's
+// key and port.
+func (dp *dataplane) startWireGuard(cfg *config.Config, opts Options, log *slog.Logger, undo *undoStack) error {
 	innerBind := opts.Bind
 	if innerBind == nil {
 		innerBind = udpbind.New()
@@ -119,7 +153,7 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 	// it to the TUN side, i.e. after authentication and the replay check.
 	dp.dev = device.NewDevice(dp.bind.WrapTUN(dp.pipe), dp.bind, wireguardLogger(log))
 	dp.wg = dp.dev
-	undo = append(undo, dp.dev.Close)
+	undo.push(dp.dev.Close)
 	// Our Bind picks the path on every send; WireGuard must never replace
 	// the logical endpoint with the address a packet came from.
 	dp.dev.DisableSomeRoamingForBrokenMobileSemantics()
@@ -129,12 +163,12 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 		mark = cfg.Tun.FwMark
 	}
 	if err := dp.dev.IpcSet(deviceUAPI(cfg.PrivateKey, cfg.ListenPort, mark)); err != nil {
-		return nil, fmt.Errorf("configuring WireGuard (listenPort %d): %w", cfg.ListenPort, err)
+		return fmt.Errorf("configuring WireGuard (listenPort %d): %w", cfg.ListenPort, err)
 	}
 	if err := dp.dev.Up(); err != nil {
-		return nil, fmt.Errorf("bringing WireGuard up: %w", err)
+		return fmt.Errorf("bringing WireGuard up: %w", err)
 	}
-	return dp, nil
+	return nil
 }
 
 func routeOptions(cfg *config.Config, log *slog.Logger) tun.RouteOptions {

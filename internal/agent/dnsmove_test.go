@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/agent"
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/internal/demo/mesh"
 )
 
@@ -149,59 +149,9 @@ func forwarderPair(t *testing.T, target netip.AddrPort) (old, next *udpForwarder
 // the first echo of a message sent after it is reported (DNSMOVE_OUT
 // writes it as JSON for perf/dnsmove.sh), not asserted.
 func TestEndpointNameMovesMidStream(t *testing.T) {
-	log := testLogger(t)
-	f := mesh.New(log)
-	t.Cleanup(func() { _ = f.Close() })
-	ra, err := f.Add(&mesh.Relay{Name: relayA, Overlay: netip.PrefixFrom(overlay(1), 32), Exports: netip.MustParsePrefix("10.244.1.0/24")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := f.Add(&mesh.Relay{Name: relayB, Overlay: netip.PrefixFrom(overlay(2), 32), Exports: netip.MustParsePrefix("10.244.2.0/24")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := f.Connect(relayA, relayB, "lb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldFwd, newFwd := forwarderPair(t, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), rb.Port))
-	const host = "gw-b.relay.test"
-	name := &movingName{host: host, addr: oldFwd.addr().Addr()}
-
-	// A's path to B is the name, on the forwarders' port; the name is
-	// refreshed every 0.75 s (dns.minTTL 1s: the fake resolver gives no TTL).
-	textA := strings.Replace(f.RenderConfig(ra), path.Endpoint(relayA).String(), fmt.Sprintf("%s:%d", host, oldFwd.addr().Port()), 1)
-	textA += "dns: {minTTL: 1s}\n"
-	cfgA, err := config.Parse([]byte(textA))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, textA)
-	}
-	cfgB, err := config.Parse([]byte(f.RenderConfig(rb)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mA := metrics.New()
-	a, err := agent.New(cfgA, agent.Options{Logger: log.With("relay", relayA), AdminAddr: "-", Resolver: name, Metrics: mA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := agent.New(cfgB, agent.Options{Logger: log.With("relay", relayB), AdminAddr: "-"})
-	if err != nil {
-		a.Close()
-		t.Fatal(err)
-	}
-	ln, err := b.ListenUDP(netip.AddrPortFrom(overlay(2), podPort))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go serveEchoUDP(ln)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = a.Run(ctx) })
-	wg.Go(func() { _ = b.Run(ctx) })
-	t.Cleanup(func() { cancel(); ln.Close(); wg.Wait() })
-
-	conn, err := a.DialContext(ctx, "udp", netip.AddrPortFrom(overlay(2), podPort).String())
+	mp := startMovingPair(t)
+	a, mA, name, oldFwd, newFwd := mp.a, mp.metrics, mp.name, mp.oldFwd, mp.newFwd
+	conn, err := a.DialContext(mp.ctx, "udp", netip.AddrPortFrom(overlay(2), podPort).String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,9 +201,78 @@ func TestEndpointNameMovesMidStream(t *testing.T) {
 	}
 }
 
+// movingPair is TestEndpointNameMovesMidStream's federation: provider-a,
+// whose path lb to provider-b is a host name resolved by name, first to
+// oldFwd's address; both relays run until the test ends.
+type movingPair struct {
+	a              *agent.Agent
+	metrics        *metrics.Metrics // a's
+	name           *movingName
+	oldFwd, newFwd *udpForwarder
+	ctx            context.Context // the relays' context
+}
+
+// startMovingPair builds and runs the movingPair, with an echo server on
+// provider-b's overlay address.
+func startMovingPair(t *testing.T) movingPair {
+	log := testLogger(t)
+	f := mesh.New(log)
+	t.Cleanup(func() { _ = f.Close() })
+	ra, err := f.Add(&mesh.Relay{Name: relayA, Overlay: netip.PrefixFrom(overlay(1), 32), Exports: netip.MustParsePrefix("10.244.1.0/24")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := f.Add(&mesh.Relay{Name: relayB, Overlay: netip.PrefixFrom(overlay(2), 32), Exports: netip.MustParsePrefix("10.244.2.0/24")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := f.Connect(relayA, relayB, "lb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := movingPair{metrics: metrics.New()}
+	mp.oldFwd, mp.newFwd = forwarderPair(t, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), rb.Port))
+	const host = "gw-b.relay.test"
+	mp.name = &movingName{host: host, addr: mp.oldFwd.addr().Addr()}
+
+	// A's path to B is the name, on the forwarders' port; the name is
+	// refreshed every 0.75 s (dns.minTTL 1s: the fake resolver gives no TTL).
+	textA := strings.Replace(f.RenderConfig(ra), path.Endpoint(relayA).String(), fmt.Sprintf("%s:%d", host, mp.oldFwd.addr().Port()), 1)
+	textA += "dns: {minTTL: 1s}\n"
+	cfgA, err := config.Parse([]byte(textA))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, textA)
+	}
+	cfgB, err := config.Parse([]byte(f.RenderConfig(rb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(cfgA, agent.Options{Logger: log.With("relay", relayA), AdminAddr: "-", Resolver: mp.name, Metrics: mp.metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := agent.New(cfgB, agent.Options{Logger: log.With("relay", relayB), AdminAddr: "-"})
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	ln, err := b.ListenUDP(netip.AddrPortFrom(overlay(2), podPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go serveEchoUDP(ln)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = a.Run(ctx) })
+	wg.Go(func() { _ = b.Run(ctx) })
+	t.Cleanup(func() { cancel(); ln.Close(); wg.Wait() })
+	mp.a, mp.ctx = a, ctx
+	return mp
+}
+
 type lbState struct {
-	path admin.PathStatus
-	hs   admin.Time
+	path status.PathStatus
+	hs   status.Time
 }
 
 // lbPath returns A's status of its path to B and the last handshake.

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/liqo-relay/relay/internal/agent"
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/internal/demo/mesh"
 )
 
@@ -65,7 +65,7 @@ func TestEndpointNameRetried(t *testing.T) {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
 	p := lbPath(t, a).path
-	if p.State != admin.PathUnresolved || p.Address != "" || !strings.Contains(p.DNSError, "server misbehaving") {
+	if p.State != status.PathUnresolved || p.Address != "" || !strings.Contains(p.DNSError, "server misbehaving") {
 		t.Fatalf("before the name resolves: state %q address %q dnsError %q; want unresolved with the error", p.State, p.Address, p.DNSError)
 	}
 	waitFor(t, waitTimeout, "a second failed lookup", func() bool {
@@ -74,7 +74,7 @@ func TestEndpointNameRetried(t *testing.T) {
 	name.setFail(nil)
 	waitFor(t, waitTimeout, "path lb up at "+ep.String(), func() bool {
 		p := lbPath(t, a).path
-		return p.State == admin.PathUp && p.Address == ep.String() && p.DNSError == ""
+		return p.State == status.PathUp && p.Address == ep.String() && p.DNSError == ""
 	})
 	if n := sumMetric(t, mA, "relay_dns_endpoint_changes_total", nil); n != 1 {
 		t.Errorf("relay_dns_endpoint_changes_total = %v, want 1", n)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // TestFailoverDuringTransfer cuts A-B's direct path in the middle of a bulk
@@ -38,13 +38,13 @@ func TestFailoverDuringTransfer(t *testing.T) {
 	// within the standby detect time.
 	waitFor(t, waitTimeout, "A to see direct down", func() bool {
 		p, ok := pathOf(b.status(relayA), relayB, "direct")
-		return ok && p.State != admin.PathUp
+		return ok && p.State != status.PathUp
 	})
 	// leftEv is A's last switch away from direct: the one the cut caused,
 	// or, when A had already left direct because a loaded machine starved
 	// a relay of CPU for the detect time, that one; direct stayed down
 	// from the cut on either way.
-	leftEv, ok := lastEventWhere(b.status(relayA), relayB, func(e admin.Event) bool { return e.From == "direct" })
+	leftEv, ok := lastEventWhere(b.status(relayA), relayB, func(e status.Event) bool { return e.From == "direct" })
 	if !ok {
 		t.Fatal("no switch away from direct in A's events")
 	}
@@ -56,8 +56,8 @@ func TestFailoverDuringTransfer(t *testing.T) {
 	// after the restore, which a busy machine makes anything.
 	restored := time.Now()
 	b.direct.Cut(false)
-	var st admin.Status
-	var ev admin.Event
+	var st status.Status
+	var ev status.Event
 	var allDown bool
 	waitFor(t, waitTimeout, "A back on direct", func() bool {
 		st = b.status(relayA)
@@ -66,7 +66,7 @@ func TestFailoverDuringTransfer(t *testing.T) {
 	})
 	up, ok := pathOf(st, relayB, "direct")
 	switch {
-	case !ok || up.State != admin.PathUp || up.LastChange.After(ev.At.Time):
+	case !ok || up.State != status.PathUp || up.LastChange.After(ev.At.Time):
 		// Only a flap of direct between the switch back and this status
 		// read (one poll, normally milliseconds) gets here.
 		t.Fatalf("direct changed state after the switch back (%+v), so its up transition is lost: %+v", ev, up)
@@ -77,12 +77,21 @@ func TestFailoverDuringTransfer(t *testing.T) {
 	t.Logf("left direct by %s; back %s after its up transition, by %s (test clock: %s after the restore)",
 		leftEv.Reason, held.Round(time.Millisecond), ev.Reason, time.Since(restored).Round(time.Millisecond))
 
-	// What the selector may do depends on how A left direct. Left because
-	// it went down, with a path in use ever since: A remembers direct and
-	// returns to it only by failback. After an all-down (the consumer path
-	// lost too, which a relay starved of CPU sees), or having left direct
-	// for another reason, it has forgotten direct: the way back is then a
-	// recovery or an ordinary "better" switch.
+	checkWayBack(t, leftEv, ev, allDown, held, failbackHold, betterHold)
+}
+
+// checkWayBack checks the switch back to direct (back), held after
+// direct's up transition, against how A had left it (left) and whether
+// the peer had no path at all in between (allDown).
+//
+// What the selector may do depends on how A left direct. Left because it
+// went down, with a path in use ever since: A remembers direct and returns
+// to it only by failback. After an all-down (the consumer path lost too,
+// which a relay starved of CPU sees), or having left direct for another
+// reason, it has forgotten direct: the way back is then a recovery or an
+// ordinary "better" switch.
+func checkWayBack(t *testing.T, leftEv, ev status.Event, allDown bool, held, failbackHold, betterHold time.Duration) {
+	t.Helper()
 	remembered := leftEv.Reason == "down" && !allDown
 	switch ev.Reason {
 	case "failback":
@@ -108,21 +117,21 @@ func TestFailoverDuringTransfer(t *testing.T) {
 }
 
 // lastEventWhere returns peer's last event that match accepts.
-func lastEventWhere(st admin.Status, peer string, match func(admin.Event) bool) (admin.Event, bool) {
+func lastEventWhere(st status.Status, peer string, match func(status.Event) bool) (status.Event, bool) {
 	for i := len(st.Events) - 1; i >= 0; i-- {
 		if e := st.Events[i]; e.Peer == peer && match(e) {
 			return e, true
 		}
 	}
-	return admin.Event{}, false
+	return status.Event{}, false
 }
 
 // eventAfter returns the first switch of peer to path `to` after the event
 // after, and whether the peer had no path at all (all-down) from after on.
-func eventAfter(st admin.Status, peer string, after admin.Event, to string) (admin.Event, bool) {
+func eventAfter(st status.Status, peer string, after status.Event, to string) (status.Event, bool) {
 	i := slices.Index(st.Events, after)
 	if i < 0 {
-		return admin.Event{}, false
+		return status.Event{}, false
 	}
 	allDown := after.To == ""
 	for _, e := range st.Events[i+1:] {
@@ -136,11 +145,11 @@ func eventAfter(st admin.Status, peer string, after admin.Event, to string) (adm
 			allDown = true
 		}
 	}
-	return admin.Event{}, allDown
+	return status.Event{}, allDown
 }
 
 // pathOf returns the status of peer's path called name.
-func pathOf(st admin.Status, peer, name string) (admin.PathStatus, bool) {
+func pathOf(st status.Status, peer, name string) (status.PathStatus, bool) {
 	for _, p := range st.Peers {
 		if p.Name != peer {
 			continue
@@ -151,16 +160,16 @@ func pathOf(st admin.Status, peer, name string) (admin.PathStatus, bool) {
 			}
 		}
 	}
-	return admin.PathStatus{}, false
+	return status.PathStatus{}, false
 }
 
 // switchEvent is the latest switch of peer from one path to another.
-func switchEvent(st admin.Status, peer, from, to string) admin.Event {
+func switchEvent(st status.Status, peer, from, to string) status.Event {
 	for i := len(st.Events) - 1; i >= 0; i-- {
 		e := st.Events[i]
 		if e.Peer == peer && e.From == from && e.To == to {
 			return e
 		}
 	}
-	return admin.Event{}
+	return status.Event{}
 }

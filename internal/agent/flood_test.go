@@ -23,7 +23,7 @@ var floodSource = netip.MustParseAddr("127.0.0.2")
 // MAC) but carry garbage MACs, with varied nonces.
 func forgedProbes(b *bed, n int) [][]byte {
 	b.t.Helper()
-	id := health.IDOf(health.PublicKey(b.f.Relay(relayA).Key.PublicKey()))
+	id := health.IDOf(b.f.Relay(relayA).Key.PublicKey())
 	out := make([][]byte, n)
 	for i := range out {
 		var buf [health.ProbeSize]byte

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/agent"
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/core/failover"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // TestFailbackMovesAtAFlowletBoundary: the move away from a cut path is
@@ -32,11 +32,11 @@ func TestFailbackMovesAtAFlowletBoundary(t *testing.T) {
 	}
 	waitFor(t, waitTimeout, "A to see direct down", func() bool {
 		p, ok := pathOf(b.status(relayA), relayB, "direct")
-		return ok && p.State != admin.PathUp
+		return ok && p.State != status.PathUp
 	})
 	b.direct.Cut(false)
 	b.waitActive(relayA, relayB, "direct")
-	ev, _ := lastEventWhere(b.status(relayA), relayB, func(e admin.Event) bool { return e.To == "direct" })
+	ev, _ := lastEventWhere(b.status(relayA), relayB, func(e status.Event) bool { return e.To == "direct" })
 	// Back by failback or better, both only to a path cheaper than the
 	// one left, so faster: the move must wait. (recovered, after a loaded
 	// machine starved both paths, moves at once: nothing is in flight.)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // BenchmarkHousekeep250Peers is one housekeeping round (every 100 ms) of a
@@ -17,8 +18,8 @@ import (
 // all there is.
 func BenchmarkHousekeep250Peers(b *testing.B) {
 	const peers, paths = 250, 4
-	key := func(i int) config.Key {
-		var k config.Key
+	key := func(i int) keys.Private {
+		var k keys.Private
 		k[1], k[2], k[3] = byte(i), byte(i>>8), 1
 		return k
 	}
@@ -29,7 +30,7 @@ func BenchmarkHousekeep250Peers(b *testing.B) {
 	port := pc.LocalAddr().(*net.UDPAddr).Port
 	pc.Close()
 	var y strings.Builder
-	fmt.Fprintf(&y, "name: hub\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [100.80.0.1/32]\npeers:\n", key(0), port)
+	fmt.Fprintf(&y, "name: hub\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [100.80.0.1/32]\npeers:\n", key(0).Reveal(), port)
 	for i := 1; i <= peers; i++ {
 		fmt.Fprintf(&y, "  - name: p%03d\n    publicKey: %s\n    prefixes: [10.%d.%d.0/24]\n    paths:\n", i, key(i).PublicKey(), i>>8, i&255)
 		for j := range paths {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 )
 
@@ -14,11 +15,11 @@ import (
 // allowed IPs. The endpoint of every peer is the logical one of our Bind, so
 // the path is chosen on each send and roaming never overrides it.
 
-func hexKey(k config.Key) string { return hex.EncodeToString(k[:]) }
+func hexKey(k keys.Public) string { return hex.EncodeToString(k[:]) }
 
 // deviceUAPI renders the device-wide settings.
 // Its result holds the private key: never log it.
-func deviceUAPI(key config.PrivateKey, port uint16, fwmark uint32) string {
+func deviceUAPI(key keys.Private, port uint16, fwmark uint32) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "private_key=%s\nlisten_port=%d\n", key.Hex(), port)
 	if fwmark != 0 {
@@ -51,6 +52,6 @@ func keepaliveUAPI(p *config.Peer) string {
 }
 
 // removePeerUAPI renders the removal of a peer.
-func removePeerUAPI(key config.Key) string {
+func removePeerUAPI(key keys.Public) string {
 	return fmt.Sprintf("public_key=%s\nremove=true\n", hexKey(key))
 }

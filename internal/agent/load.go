@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/secretfile"
 )
 
@@ -50,7 +51,7 @@ func ResolveKey(cfg *config.Config) error {
 		if err != nil {
 			return fmt.Errorf("privateKeyFile: %w", err)
 		}
-		k, err := config.ParsePrivateKey(string(data))
+		k, err := keys.ParsePrivate(string(data))
 		clear(data)
 		if err != nil {
 			return fmt.Errorf("privateKeyFile: %s: %w", cfg.PrivateKeyFile, err)

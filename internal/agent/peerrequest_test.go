@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/conntest"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 )
@@ -16,18 +17,12 @@ func (c *fixedClock) Now() time.Time { return c.t }
 
 func testPeerKeys(t *testing.T) (ours, theirs *health.PeerKey) {
 	t.Helper()
-	var privA, privB health.PrivateKey
+	var privA, privB keys.Private
 	for i := range privA {
 		privA[i], privB[i] = byte(i+1), byte(2*i+3)
 	}
-	pubA, err := health.PublicOf(privA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pubB, err := health.PublicOf(privB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pubA, pubB := privA.PublicKey(), privB.PublicKey()
+	var err error
 	if ours, err = health.NewPeerKey(privA, pubB); err != nil {
 		t.Fatal(err)
 	}

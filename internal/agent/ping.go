@@ -7,6 +7,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // pingTimeout is how long `relay ping` waits for answers.
@@ -24,7 +25,7 @@ type pingKey struct {
 // touched only by the owner goroutine; ch is closed when all have answered.
 type pingWait struct {
 	sent    time.Time
-	results []admin.PingResult
+	results []status.PingResult
 	keys    []pingKey
 	left    int
 	ch      chan struct{}
@@ -44,7 +45,7 @@ func (w *pingWait) answer(path int, at time.Time) {
 }
 
 // Ping probes every path of peer now and waits for the answers (admin.Source).
-func (a *Agent) Ping(ctx context.Context, peer string) ([]admin.PingResult, error) {
+func (a *Agent) Ping(ctx context.Context, peer string) ([]status.PingResult, error) {
 	var w *pingWait
 	var err error
 	if cerr := a.do(ctx, func() { w, err = a.startPing(peer) }); cerr != nil {
@@ -60,7 +61,7 @@ func (a *Agent) Ping(ctx context.Context, peer string) ([]admin.PingResult, erro
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	var out []admin.PingResult
+	var out []status.PingResult
 	finish := func() {
 		out = append(out, w.results...)
 		for _, k := range w.keys {
@@ -81,7 +82,7 @@ func (a *Agent) startPing(peer string) (*pingWait, error) {
 	}
 	w := &pingWait{sent: a.clock.Now(), ch: make(chan struct{})}
 	for i, path := range st.cfg.Paths {
-		r := admin.PingResult{Path: path.Name, Error: "timeout"}
+		r := status.PingResult{Path: path.Name, Error: "timeout"}
 		if !st.paths[i].addr.IsValid() {
 			r.Error = "unresolved: " + st.paths[i].err
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // pathKey names one path as seen from one relay.
@@ -39,7 +39,7 @@ func (b *bed) waitAllUp(from string, peers ...string) {
 				return false
 			}
 			for _, path := range p.Paths {
-				if path.State != admin.PathUp {
+				if path.State != status.PathUp {
 					return false
 				}
 			}

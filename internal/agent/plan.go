@@ -54,7 +54,6 @@ func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, ini
 		return nil, err
 	}
 	pl := &plan{cfg: cfg, rules: rules}
-	ourPriv := health.PrivateKey(cfg.PrivateKey)
 	next, err := prepareNext(cfg, a.peers)
 	if err != nil {
 		return nil, err
@@ -66,13 +65,13 @@ func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, ini
 		if old != nil && old.cfg.Equal(p) {
 			continue
 		}
-		key, err := health.NewPeerKey(ourPriv, health.PublicKey(p.PublicKey))
+		key, err := health.NewPeerKey(cfg.PrivateKey, p.PublicKey)
 		if err != nil {
 			return nil, fmt.Errorf("peers[%s].publicKey: %w", p.Name, err)
 		}
 		st := &peerState{cfg: p, key: key, rxSeen: map[netip.AddrPort]uint64{}}
 		if !p.NextPublicKey.IsZero() {
-			if st.nextKey, err = health.NewPeerKey(ourPriv, health.PublicKey(p.NextPublicKey)); err != nil {
+			if st.nextKey, err = health.NewPeerKey(cfg.PrivateKey, p.NextPublicKey); err != nil {
 				return nil, fmt.Errorf("peers[%s].nextPublicKey: %w", p.Name, err)
 			}
 		}

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // sessionMark is what a new WireGuard handshake between A and B would
 // change: both sides' last handshake times and initiation counters.
 type sessionMark struct {
-	aLast, bLast admin.Time
+	aLast, bLast status.Time
 	aInit, bInit float64
 }
 
@@ -213,7 +213,7 @@ func TestReloadRejected(t *testing.T) {
 	s.waitCount(t, s.count()+10, waitTimeout)
 }
 
-func peerNames(st admin.Status) []string {
+func peerNames(st status.Status) []string {
 	var out []string
 	for _, p := range st.Peers {
 		out = append(out, p.Name)

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/refresh"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // resolveChanged looks up the host-name endpoints of the peers of cfg that
@@ -81,14 +81,14 @@ func (a *Agent) freshen(st *peerState) {
 
 // dnsState is the admin state and error of path i of ps: for a host-name
 // endpoint without an address, resolving or unresolved instead of down.
-func (a *Agent) dnsState(ps *peerState, i int) (admin.PathState, string, bool) {
+func (a *Agent) dnsState(ps *peerState, i int) (status.PathState, string, bool) {
 	path := ps.cfg.Paths[i]
 	if _, err := netip.ParseAddr(path.Host); err == nil {
 		return "", "", false
 	}
 	r, ok := a.dns.Get(path.Host)
 	if !ok {
-		return admin.PathUnresolved, ps.paths[i].err, true
+		return status.PathUnresolved, ps.paths[i].err, true
 	}
 	errText := ""
 	if r.Err != nil {
@@ -96,9 +96,9 @@ func (a *Agent) dnsState(ps *peerState, i int) (admin.PathState, string, bool) {
 	}
 	switch r.State {
 	case refresh.Resolving:
-		return admin.PathResolving, errText, true
+		return status.PathResolving, errText, true
 	case refresh.Unresolved:
-		return admin.PathUnresolved, errText, true
+		return status.PathUnresolved, errText, true
 	}
 	return "", errText, false
 }

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/keys"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // This file carries out in-place key rotation (docs/protocol.md, "Key
@@ -35,7 +36,7 @@ import (
 
 // ownNext is our own staged next key.
 type ownNext struct {
-	priv config.PrivateKey
+	priv keys.Private
 	// keys holds, per peer name, the probe key between our next key and
 	// the peer's current public key: it verifies the peer's proof.
 	keys map[string]*health.PeerKey
@@ -49,7 +50,7 @@ type ownNext struct {
 // such a reload from undoing it.
 func livePeer(p config.Peer, old *peerState) config.Peer {
 	if old != nil && !p.NextPublicKey.IsZero() && old.cfg.PublicKey == p.NextPublicKey {
-		p.PublicKey, p.NextPublicKey = p.NextPublicKey, config.Key{}
+		p.PublicKey, p.NextPublicKey = p.NextPublicKey, keys.Public{}
 	}
 	return p
 }
@@ -59,7 +60,7 @@ func livePeer(p config.Peer, old *peerState) config.Peer {
 // nothing staged.
 func (a *Agent) liveOwnKey(cfg *config.Config) {
 	if !cfg.NextPrivateKey.IsZero() && cfg.NextPrivateKey == a.cfg.PrivateKey {
-		cfg.PrivateKey, cfg.NextPrivateKey = cfg.NextPrivateKey, config.PrivateKey{}
+		cfg.PrivateKey, cfg.NextPrivateKey = cfg.NextPrivateKey, keys.Private{}
 	}
 }
 
@@ -72,7 +73,7 @@ func prepareNext(cfg *config.Config, running map[string]*peerState) (*ownNext, e
 	n := &ownNext{priv: cfg.NextPrivateKey, keys: make(map[string]*health.PeerKey, len(cfg.Peers))}
 	for _, p := range cfg.Peers {
 		p = livePeer(p, running[p.Name])
-		k, err := health.NewPeerKey(health.PrivateKey(cfg.NextPrivateKey), health.PublicKey(p.PublicKey))
+		k, err := health.NewPeerKey(cfg.NextPrivateKey, p.PublicKey)
 		if err != nil {
 			return nil, fmt.Errorf("nextPrivateKey with peers[%s].publicKey: %w", p.Name, err)
 		}
@@ -169,7 +170,7 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 	// initiations are held meanwhile (holdInitiations). Receiving on the
 	// old sessions continues.
 	cfg := a.cfg.Clone()
-	cfg.PrivateKey, cfg.NextPrivateKey = n.priv, config.PrivateKey{}
+	cfg.PrivateKey, cfg.NextPrivateKey = n.priv, keys.Private{}
 	for name, st := range a.peers {
 		if k, ok := n.keys[name]; ok {
 			st.key = k
@@ -197,11 +198,11 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 // public key again, from priv, our private key now: both relays of a pair
 // may rotate at once, and the probe that says the peer switched is keyed
 // by our current key.
-func (a *Agent) rederiveNextKey(st *peerState, priv config.PrivateKey) {
+func (a *Agent) rederiveNextKey(st *peerState, priv keys.Private) {
 	if st.nextKey == nil || st.cfg.NextPublicKey.IsZero() {
 		return
 	}
-	k, err := health.NewPeerKey(health.PrivateKey(priv), health.PublicKey(st.cfg.NextPublicKey))
+	k, err := health.NewPeerKey(priv, st.cfg.NextPublicKey)
 	if err != nil {
 		a.log.Error("key rotation: deriving the probe key under the peer's next key", "peer", st.cfg.Name, "err", err)
 		return
@@ -271,7 +272,7 @@ func (a *Agent) notifySwitch(st *peerState) {
 // to wait for its queues to drain.
 func (a *Agent) movePeer(st *peerState) {
 	nc := st.cfg
-	nc.PublicKey, nc.NextPublicKey = st.cfg.NextPublicKey, config.Key{}
+	nc.PublicKey, nc.NextPublicKey = st.cfg.NextPublicKey, keys.Public{}
 	// The new key needs its session now, also when our first handshake
 	// with the peer is still deferred (kick): the peer's initiation went
 	// out before it notified us and we dropped it (initiateBeforeNotice).
@@ -288,7 +289,7 @@ func (a *Agent) movePeer(st *peerState) {
 	if a.next != nil {
 		// Our own staged key's probe key with the peer was derived from its
 		// old public key: the peer proves our next key under its new one.
-		if k, err := health.NewPeerKey(health.PrivateKey(a.next.priv), health.PublicKey(nc.PublicKey)); err == nil {
+		if k, err := health.NewPeerKey(a.next.priv, nc.PublicKey); err == nil {
 			a.next.keys[st.cfg.Name] = k
 		} else {
 			a.log.Error("key rotation: deriving our next key's probe key with the peer's new key", "peer", st.cfg.Name, "err", err)
@@ -308,15 +309,15 @@ func (a *Agent) movePeer(st *peerState) {
 }
 
 // rotationStatus is the staged rotation for /status, or nil.
-func (a *Agent) rotationStatus(now time.Time) *admin.KeyRotation {
+func (a *Agent) rotationStatus(now time.Time) *status.KeyRotation {
 	if a.next == nil {
 		return nil
 	}
 	d := a.next.rot.Decide(now)
-	return &admin.KeyRotation{
+	return &status.KeyRotation{
 		NextPublicKey: a.next.priv.PublicKey().String(),
-		Since:         admin.At(a.next.rot.Since()),
-		Deadline:      admin.At(a.next.rot.Deadline()),
+		Since:         status.At(a.next.rot.Since()),
+		Deadline:      status.At(a.next.rot.Deadline()),
 		Staged:        nonNil(d.Ready),
 		Waiting:       nonNil(d.Waiting),
 	}

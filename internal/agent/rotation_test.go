@@ -15,6 +15,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/agent"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // Log messages of key rotation that the tests check (see logTap).
@@ -29,9 +30,9 @@ func init() {
 	tappedMessages = append(tappedMessages, msgAllStaged, msgDeadline, msgPeerMoved, msgPeerStaged)
 }
 
-func newPrivateKey(t *testing.T) config.PrivateKey {
+func newPrivateKey(t *testing.T) keys.Private {
 	t.Helper()
-	var k config.PrivateKey
+	var k keys.Private
 	if _, err := rand.Read(k[:]); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func (b *bed) reload(name string, edit func(*config.Config)) error {
 }
 
 // stageAKey gives relay name A's next public key.
-func (b *bed) stagePeerKey(name string, next config.Key) {
+func (b *bed) stagePeerKey(name string, next keys.Public) {
 	b.t.Helper()
 	if err := b.reload(name, func(c *config.Config) { peerOf(b.t, c, relayA).NextPublicKey = next }); err != nil {
 		b.t.Fatalf("staging A's next key on %s: %v", name, err)
@@ -335,11 +336,11 @@ func TestKeyRotationInvalidNextPublicKey(t *testing.T) {
 	cKey := b.config(relayC).PrivateKey.PublicKey()
 	// A point of order 8 on Curve25519: every key agreement with it is
 	// zero, so a probe key with it would be known to anyone.
-	lowOrder := config.Key{0xe0, 0xeb, 0x7a, 0x7c, 0x3b, 0x41, 0xb8, 0xae, 0x16, 0x56, 0xe3, 0xfa, 0xf1, 0x9f, 0xc4, 0x6a,
+	lowOrder := keys.Public{0xe0, 0xeb, 0x7a, 0x7c, 0x3b, 0x41, 0xb8, 0xae, 0x16, 0x56, 0xe3, 0xfa, 0xf1, 0x9f, 0xc4, 0x6a,
 		0xda, 0x09, 0x8d, 0xeb, 0x9c, 0x32, 0xb1, 0xfd, 0x86, 0x62, 0x05, 0x16, 0x5f, 0x49, 0xb8, 0x00}
 	for _, tc := range []struct {
 		name string
-		key  config.Key
+		key  keys.Public
 		want []string
 	}{
 		{"another peer's key", cKey, []string{"peers[0].nextPublicKey", "already the publicKey of peer \"consumer\""}},

@@ -17,12 +17,13 @@ import (
 
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/secretfile"
 )
 
 func socksTestConfig(t *testing.T, extra string) *config.Config {
 	t.Helper()
-	var k config.Key
+	var k keys.Private
 	if _, err := rand.Read(k[:]); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func socksTestConfig(t *testing.T, extra string) *config.Config {
 	}
 	port := pc.LocalAddr().(*net.UDPAddr).Port
 	pc.Close()
-	doc := fmt.Sprintf("name: a\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [100.80.0.1/32]\nnetstack: {socks5: '127.0.0.1:0'%s}\n", k, port, extra)
+	doc := fmt.Sprintf("name: a\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [100.80.0.1/32]\nnetstack: {socks5: '127.0.0.1:0'%s}\n", k.Reveal(), port, extra)
 	cfg, err := config.Parse([]byte(doc))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, doc)

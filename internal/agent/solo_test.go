@@ -14,12 +14,13 @@ import (
 
 	"github.com/liqo-relay/relay/internal/agent"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // soloConfig is a netstack relay with no peers on a free UDP port.
 func soloConfig(t *testing.T) *config.Config {
 	t.Helper()
-	var k config.Key
+	var k keys.Private
 	if _, err := rand.Read(k[:]); err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func soloConfig(t *testing.T) *config.Config {
 	}
 	port := pc.LocalAddr().(*net.UDPAddr).Port
 	pc.Close()
-	text := fmt.Sprintf("name: solo\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [100.81.0.1/32]\n", k, port)
+	text := fmt.Sprintf("name: solo\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [100.81.0.1/32]\n", k.Reveal(), port)
 	cfg, err := config.Parse([]byte(text))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // rawUDP is a raw IPv4 socket for UDP on loopback: it sees a copy of every
@@ -86,7 +86,7 @@ func isWGData(b []byte) bool {
 }
 
 // pathStatus is from's status of its path to peer.
-func (b *bed) pathStatus(from, peer, path string) admin.PathStatus {
+func (b *bed) pathStatus(from, peer, path string) status.PathStatus {
 	b.t.Helper()
 	p, _ := b.peer(from, peer)
 	for _, ps := range p.Paths {
@@ -95,7 +95,7 @@ func (b *bed) pathStatus(from, peer, path string) admin.PathStatus {
 		}
 	}
 	b.t.Fatalf("%s has no path %s to %s", from, path, peer)
-	return admin.PathStatus{}
+	return status.PathStatus{}
 }
 
 // TestDeadPathGoesDownUnderSpoofedReplays records genuine WireGuard data
@@ -133,30 +133,7 @@ func TestDeadPathGoesDownUnderSpoofedReplays(t *testing.T) {
 		t.Fatalf("B's direct path to A has endpoint %s, want %s", st.Endpoint, pathAddr)
 	}
 
-	// Record A's data to B (it travels the direct path, the active one).
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	c, err := b.agent(relayA).DialContext(ctx, "udp", pod(2, podPort).String())
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	defer c.Close()
-	const want = 16
-	var recorded [][]byte
-	for i := 0; len(recorded) < want; i++ {
-		if i == 200 {
-			t.Fatalf("recorded only %d data messages to B in %d echoes", len(recorded), i)
-		}
-		if err := echoOnce(c, fmt.Appendf(nil, "record %d", i), true); err != nil {
-			t.Fatal(err)
-		}
-		raw.drain(func(_, dst netip.AddrPort, p []byte) {
-			if dst.Port() == portB && isWGData(p) {
-				recorded = append(recorded, slices.Clone(p))
-			}
-		})
-	}
-
+	recorded := b.recordDataToB(raw, 16)
 	if got := b.counter(relayB, "relay_path_up", map[string]string{"peer": relayA, "path": "direct"}); got != 1 {
 		t.Fatalf("relay_path_up of B's direct path to A is %v before the cut, want 1", got)
 	}
@@ -164,20 +141,8 @@ func TestDeadPathGoesDownUnderSpoofedReplays(t *testing.T) {
 	// Replay from before the cut, so that a Bind that credited replays
 	// would have evidence for the path without a gap across the cut; cut
 	// once the tap has seen replays arrive from the path's address.
-	spoofCtx, stopSpoof := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer func() { stopSpoof(); wg.Wait() }()
-	var sent, spoofErrs int
-	wg.Go(func() {
-		for i := 0; spoofCtx.Err() == nil; i++ {
-			if err := raw.send(pathAddr.Port(), portB, recorded[i%len(recorded)]); err != nil {
-				spoofErrs++
-			} else {
-				sent++
-			}
-			time.Sleep(time.Millisecond) // well within a detect time
-		}
-	})
+	spoof := startSpoofer(raw, pathAddr.Port(), portB, recorded)
+	defer spoof.stop()
 	// The tap counts the replays that reach B from the path's address, and
 	// the handshake messages B sends or receives after the cut.
 	replays, handshakes := 0, 0
@@ -219,10 +184,72 @@ func TestDeadPathGoesDownUnderSpoofedReplays(t *testing.T) {
 	}
 	b.waitActive(relayB, relayA, "consumer")
 	tap()
-	stopSpoof()
-	wg.Wait()
-	if spoofErrs > 0 {
-		t.Logf("%d replays could not be sent", spoofErrs)
+	spoof.stop()
+	if spoof.errs > 0 {
+		t.Logf("%d replays could not be sent", spoof.errs)
 	}
-	t.Logf("%d recorded messages replayed %d times from %s (the tap saw %d arrive); B's direct path went down and B moved to consumer", len(recorded), sent, pathAddr, replays)
+	t.Logf("%d recorded messages replayed %d times from %s (the tap saw %d arrive); B's direct path went down and B moved to consumer", len(recorded), spoof.sent, pathAddr, replays)
+}
+
+// recordDataToB echoes through A to a pod behind B until raw has seen n
+// WireGuard data messages to B's port (they travel the active path), and
+// returns copies of them.
+func (b *bed) recordDataToB(raw *rawUDP, n int) [][]byte {
+	b.t.Helper()
+	portB := b.f.Relay(relayB).Port
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	c, err := b.agent(relayA).DialContext(ctx, "udp", pod(2, podPort).String())
+	if err != nil {
+		b.t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	var recorded [][]byte
+	for i := 0; len(recorded) < n; i++ {
+		if i == 200 {
+			b.t.Fatalf("recorded only %d data messages to B in %d echoes", len(recorded), i)
+		}
+		if err := echoOnce(c, fmt.Appendf(nil, "record %d", i), true); err != nil {
+			b.t.Fatal(err)
+		}
+		raw.drain(func(_, dst netip.AddrPort, p []byte) {
+			if dst.Port() == portB && isWGData(p) {
+				recorded = append(recorded, slices.Clone(p))
+			}
+		})
+	}
+	return recorded
+}
+
+// spoofer replays recorded messages from srcPort to dstPort through a raw
+// socket, one a millisecond, until stop.
+type spoofer struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// sent and errs count the replays sent and failed; read them after
+	// stop.
+	sent, errs int
+}
+
+func startSpoofer(raw *rawUDP, srcPort, dstPort uint16, recorded [][]byte) *spoofer {
+	ctx, cancel := context.WithCancel(context.Background())
+	sp := &spoofer{cancel: cancel}
+	sp.wg.Go(func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			if err := raw.send(srcPort, dstPort, recorded[i%len(recorded)]); err != nil {
+				sp.errs++
+			} else {
+				sp.sent++
+			}
+			time.Sleep(time.Millisecond) // well within a detect time
+		}
+	})
+	return sp
+}
+
+// stop ends the replays and waits for the spoofer's goroutine; it may be
+// called more than once.
+func (sp *spoofer) stop() {
+	sp.cancel()
+	sp.wg.Wait()
 }

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/internal/version"
 )
 
@@ -18,12 +18,12 @@ const eventLogSize = 64
 
 // eventLog is a ring of the most recent path switches.
 type eventLog struct {
-	buf  [eventLogSize]admin.Event
+	buf  [eventLogSize]status.Event
 	next int
 	n    int
 }
 
-func (l *eventLog) add(e admin.Event) {
+func (l *eventLog) add(e status.Event) {
 	l.buf[l.next] = e
 	l.next = (l.next + 1) % eventLogSize
 	if l.n < eventLogSize {
@@ -32,8 +32,8 @@ func (l *eventLog) add(e admin.Event) {
 }
 
 // list returns the events, oldest first.
-func (l *eventLog) list() []admin.Event {
-	out := make([]admin.Event, 0, l.n)
+func (l *eventLog) list() []status.Event {
+	out := make([]status.Event, 0, l.n)
 	for i := 0; i < l.n; i++ {
 		out = append(out, l.buf[(l.next-l.n+i+eventLogSize)%eventLogSize])
 	}
@@ -95,10 +95,10 @@ func (a *Agent) lastHandshake(st *peerState) time.Time {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // buildStatus renders the owner goroutine's state for /status.
-func (a *Agent) buildStatus() admin.Status {
+func (a *Agent) buildStatus() status.Status {
 	now := a.clock.Now()
 	wg := a.wireguardPeers()
-	st := admin.Status{
+	st := status.Status{
 		Name:             a.cfg.Name,
 		Version:          version.String(),
 		Mode:             string(a.cfg.Mode),
@@ -107,7 +107,7 @@ func (a *Agent) buildStatus() admin.Status {
 		ListenPort:       int(a.cfg.ListenPort),
 		UptimeSeconds:    now.Sub(a.started).Seconds(),
 		ConfigGeneration: a.gen,
-		Peers:            []admin.PeerStatus{},
+		Peers:            []status.PeerStatus{},
 		Events:           a.events.list(),
 	}
 	for _, p := range a.cfg.Peers {
@@ -116,15 +116,15 @@ func (a *Agent) buildStatus() admin.Status {
 			continue
 		}
 		info := wg[hexKey(ps.cfg.PublicKey)]
-		out := admin.PeerStatus{
+		out := status.PeerStatus{
 			Name:          p.Name,
 			PublicKey:     ps.cfg.PublicKey.String(),
 			Reachable:     ps.reachable,
 			Prefixes:      prefixStrings(p),
-			LastHandshake: admin.At(info.lastHandshake),
+			LastHandshake: status.At(info.lastHandshake),
 			RxBytes:       info.rx,
 			TxBytes:       info.tx,
-			Paths:         []admin.PathStatus{},
+			Paths:         []status.PathStatus{},
 		}
 		if !ps.cfg.NextPublicKey.IsZero() {
 			out.NextPublicKey = ps.cfg.NextPublicKey.String()
@@ -148,11 +148,11 @@ func prefixStrings(p config.Peer) []string {
 	return out
 }
 
-func (a *Agent) pathStatus(ps *peerState, i int, path config.Path) admin.PathStatus {
-	out := admin.PathStatus{
+func (a *Agent) pathStatus(ps *peerState, i int, path config.Path) status.PathStatus {
+	out := status.PathStatus{
 		Name:     path.Name,
 		Endpoint: path.Endpoint,
-		State:    admin.PathDown,
+		State:    status.PathDown,
 		Bias:     ms(path.Bias),
 	}
 	if ps.paths[i].addr.IsValid() {
@@ -163,16 +163,16 @@ func (a *Agent) pathStatus(ps *peerState, i int, path config.Path) admin.PathSta
 	}
 	if s, ok := a.mon.Stats(ps.pathID(i)); ok {
 		if s.State == health.Up {
-			out.State = admin.PathUp
+			out.State = status.PathUp
 		}
 		out.RTTMs = ms(s.SRTT)
 		out.JitterMs = ms(s.Jitter)
 		out.Loss = s.Loss
-		out.LastChange = admin.At(s.LastChange)
+		out.LastChange = status.At(s.LastChange)
 	}
 	switch a.sel.PathState(ps.cfg.Name, path.Name) {
 	case failover.Dampened:
-		out.State = admin.PathDampened
+		out.State = status.PathDampened
 	}
 	out.Penalty = a.sel.Penalty(ps.cfg.Name, path.Name)
 	if state, errText, ok := a.dnsState(ps, i); ok {

@@ -5,10 +5,10 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // step runs the pure machines up to now and acts on what they decide:
@@ -62,7 +62,7 @@ func (a *Agent) act(ev failover.Event, now time.Time) {
 	if !ok {
 		return
 	}
-	a.events.add(admin.Event{At: admin.At(ev.At), Peer: ev.Peer, From: ev.From, To: ev.To, Reason: string(ev.Reason)})
+	a.events.add(status.Event{At: status.At(ev.At), Peer: ev.Peer, From: ev.From, To: ev.To, Reason: string(ev.Reason)})
 	a.metrics.Switch(ev.Peer, ev.From, ev.To, string(ev.Reason))
 	a.log.Info("path switch", "peer", ev.Peer, "from", ev.From, "to", ev.To, "reason", string(ev.Reason))
 	wasReachable := st.reachable

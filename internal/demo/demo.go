@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // Options configure a demo run.
@@ -58,7 +58,7 @@ type Report struct {
 	// Interruptions holds, per cut, the longest silence the TCP
 	// application saw (its echoes stopped arriving) around that cut.
 	Interruptions []time.Duration
-	Switches      []admin.Event // provider-a's path switches for provider-b
+	Switches      []status.Event // provider-a's path switches for provider-b
 	Sent, Echoed  uint64
 }
 

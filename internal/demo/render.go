@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // view renders the demo: a redrawn screen on a terminal, plain lines
@@ -23,11 +23,11 @@ type view struct {
 	seen    map[string]time.Time // per relay: newest event already printed
 	events  []string             // formatted, newest last
 	lastOut time.Time
-	status  map[string]admin.Status
+	status  map[string]status.Status
 }
 
 func newView(o Options, f *demoFederation) *view {
-	return &view{o: o, f: f, start: time.Now(), seen: map[string]time.Time{}, status: map[string]admin.Status{}}
+	return &view{o: o, f: f, start: time.Now(), seen: map[string]time.Time{}, status: map[string]status.Status{}}
 }
 
 const (
@@ -133,7 +133,7 @@ func (v *view) screen(b *strings.Builder, now time.Time) {
 
 func (v *view) peerBlock(b *strings.Builder, from, to string, now time.Time) {
 	st := v.status[from]
-	i := slices.IndexFunc(st.Peers, func(p admin.PeerStatus) bool { return p.Name == to })
+	i := slices.IndexFunc(st.Peers, func(p status.PeerStatus) bool { return p.Name == to })
 	if i < 0 {
 		return
 	}

@@ -1,9 +1,11 @@
-// Package depscheck enforces which package may import which: the pure core
-// (config, failover, health, router) stays free of I/O and heavy
-// dependencies, gVisor stays behind internal/dataplane/tun, and client-go behind the
-// Kubernetes package. It also keeps one product binary, cmd/relay, with
-// test, perf and build tools as their own mains under perf/, test/ and
-// build/.
+// Package depscheck enforces which package may import which: the pure
+// packages (listed in pure: the core under internal/core, the simulator,
+// the WAN emulator's model) stay free of I/O and heavy dependencies,
+// gVisor stays behind internal/dataplane/tun, client-go behind the
+// Kubernetes packages, and the Kubernetes packages keep off the admin HTTP
+// package (kubeadmin_test.go). It also keeps one product binary,
+// cmd/relay, with test, perf and build tools as their own mains under
+// perf/, test/ and build/.
 package depscheck
 
 import (
@@ -27,9 +29,11 @@ var pure = []string{
 	module + "/internal/core/failover",
 	module + "/internal/testbed/sim",
 	module + "/internal/core/health",
+	module + "/internal/core/keys",
 	module + "/internal/core/packet",
 	module + "/perf/wanem",
 	module + "/internal/core/refresh",
+	module + "/internal/core/status",
 }
 
 // pureThirdParty are the only non-standard imports a pure package may use:
@@ -69,13 +73,14 @@ var confined = map[string][]string{
 }
 
 type pkg struct {
-	Name        string
-	ImportPath  string
-	Dir         string
-	GoFiles     []string
-	Imports     []string
-	Deps        []string
-	TestImports []string
+	Name         string
+	ImportPath   string
+	Dir          string
+	GoFiles      []string
+	Imports      []string
+	Deps         []string
+	TestImports  []string
+	XTestImports []string
 }
 
 func listPackages(t *testing.T) []pkg {

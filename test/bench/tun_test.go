@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
@@ -128,11 +128,11 @@ func newTopology(b *testing.B, netA, netB string) *topology {
 }
 
 // relayConfig renders one relay's TUN-mode configuration.
-func relayConfig(name string, key config.Key, addr, exports, peer string, peerKey config.Key,
+func relayConfig(name string, key keys.Private, addr, exports, peer string, peerKey keys.Private,
 	peerPrefixes, seesUs, endpoint string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "name: %s\nprivateKey: %s\nlistenPort: %d\nmode: tun\naddresses: [%s]\nexports: [%s]\n",
-		name, key, wgPort, addr, exports)
+		name, key.Reveal(), wgPort, addr, exports)
 	fmt.Fprintf(&s, "peers:\n  - name: %s\n    publicKey: %s\n    prefixes: [%s]\n", peer, peerKey.PublicKey(), peerPrefixes)
 	if seesUs != "" {
 		fmt.Fprintf(&s, "    seesUs: [%s]\n", seesUs)
@@ -183,7 +183,7 @@ func startStock(b *testing.B, bin string, tp *topology) {
 	dir := b.TempDir()
 	for _, r := range []struct {
 		ns                 *netns.NS
-		key, peer          config.Key
+		key, peer          keys.Private
 		addr, peerPrefixes string
 		endpoint           string
 	}{
@@ -210,7 +210,7 @@ func startStock(b *testing.B, bin string, tp *topology) {
 			}
 		}
 		keyFile := filepath.Join(dir, ifname+".key")
-		if err := os.WriteFile(keyFile, []byte(r.key.String()+"\n"), 0o600); err != nil {
+		if err := os.WriteFile(keyFile, []byte(r.key.Reveal()+"\n"), 0o600); err != nil {
 			b.Fatal(err)
 		}
 		r.ns.Run(b, "wg", "set", ifname, "private-key", keyFile, "listen-port", fmt.Sprint(wgPort),
@@ -357,8 +357,8 @@ func (c *counter) waitFor(b *testing.B, total int64) {
 	}
 }
 
-func newKey(b *testing.B) config.Key {
-	var k config.Key
+func newKey(b *testing.B) keys.Private {
+	var k keys.Private
 	if _, err := rand.Read(k[:]); err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // The failover scenario: ten cuts of the direct path, each
@@ -159,13 +159,13 @@ func TestE2EFailover(t *testing.T) {
 
 	samples := stream.Samples()
 	results := Analyze(samples, cycles, end)
-	events := status(t, ra).Events
+	events := mustStatus(t, ra).Events
 	unexpected := attachEvents(results, cycles, events, top.B.Name)
 	peerView := make([]CutResult, len(results))
 	for i := range peerView {
 		peerView[i] = CutResult{SwitchMs: -1, FailbackMs: -1}
 	}
-	attachEvents(peerView, cycles, status(t, rb).Events, top.A.Name)
+	attachEvents(peerView, cycles, mustStatus(t, rb).Events, top.A.Name)
 	var inter, lostPer, sw, psw, fb []float64
 	for i := range results {
 		r := &results[i]
@@ -226,7 +226,7 @@ func TestE2EFailover(t *testing.T) {
 // each cut (before the restore), and the first switch back to direct for
 // reason `failback` after the restore. It returns how many of the peer's
 // switches since the first cut it could not attribute that way.
-func attachEvents(results []CutResult, cycles []Cycle, events []admin.Event, peer string) (unexpected int) {
+func attachEvents(results []CutResult, cycles []Cycle, events []status.Event, peer string) (unexpected int) {
 	if len(cycles) == 0 {
 		return 0
 	}
@@ -258,7 +258,7 @@ func attachEvents(results []CutResult, cycles []Cycle, events []admin.Event, pee
 }
 
 // dampened counts switches for reason `dampened`.
-func dampened(events []admin.Event) int {
+func dampened(events []status.Event) int {
 	n := 0
 	for _, ev := range events {
 		if ev.Reason == "dampened" {
@@ -288,7 +288,7 @@ func waitPath(t *testing.T, r *Relay, path string, within time.Duration) {
 	}
 }
 
-func formatPaths(st *admin.Status) string {
+func formatPaths(st *status.Status) string {
 	var s string
 	for _, p := range st.Peers {
 		s += fmt.Sprintf("  peer %s: active %q reachable %v\n", p.Name, p.ActivePath, p.Reachable)
@@ -300,7 +300,7 @@ func formatPaths(st *admin.Status) string {
 	return s
 }
 
-func formatEvents(events []admin.Event) string {
+func formatEvents(events []status.Event) string {
 	var s string
 	for _, ev := range events {
 		s += fmt.Sprintf("  %s %s: %q -> %q (%s)\n", ev.At.Format("15:04:05.000"), ev.Peer, ev.From, ev.To, ev.Reason)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // synthetic builds a stream of one datagram every 5 ms for span, each
@@ -85,12 +85,12 @@ func TestSummarize(t *testing.T) {
 
 func TestAttachEvents(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(ms int) admin.Time { return admin.At(t0.Add(time.Duration(ms) * time.Millisecond)) }
+	at := func(ms int) status.Time { return status.At(t0.Add(time.Duration(ms) * time.Millisecond)) }
 	cycles := []Cycle{
 		{Cut: t0.Add(1000 * time.Millisecond), Restore: t0.Add(6000 * time.Millisecond)},
 		{Cut: t0.Add(11000 * time.Millisecond), Restore: t0.Add(16000 * time.Millisecond)},
 	}
-	events := []admin.Event{
+	events := []status.Event{
 		{At: at(0), Peer: "b", From: "", To: "direct", Reason: "recovered"},
 		{At: at(1320), Peer: "b", From: "direct", To: "consumer", Reason: "down"},
 		{At: at(1330), Peer: "c", From: "direct", To: "consumer", Reason: "down"}, // another peer
@@ -98,7 +98,7 @@ func TestAttachEvents(t *testing.T) {
 		{At: at(11400), Peer: "b", From: "direct", To: "consumer", Reason: "down"},
 		// No failback after the second restore.
 	}
-	spurious := append(slices.Clone(events), admin.Event{At: at(12000), Peer: "b", From: "consumer", To: "direct", Reason: "down"})
+	spurious := append(slices.Clone(events), status.Event{At: at(12000), Peer: "b", From: "consumer", To: "direct", Reason: "down"})
 	if n := attachEvents([]CutResult{{SwitchMs: -1, FailbackMs: -1}, {SwitchMs: -1, FailbackMs: -1}}, cycles, spurious, "b"); n != 1 {
 		t.Errorf("%d unexpected switches with a spurious down, want 1", n)
 	}

@@ -134,7 +134,7 @@ func TestE2EKubernetes(t *testing.T) {
 		t.Logf("the pod's socket refused %d sends (first: %v); they are not counted as lost", samples.WriteErrs, samples.FirstWriteErr)
 	}
 	if lost > 0 {
-		st := status(t, ra)
+		st := mustStatus(t, ra)
 		t.Errorf("the stream lost %d datagrams (%d write errors) with only the API server restarting; relay A's paths:\n%s\nevents:\n%s",
 			lost, samples.WriteErrs, formatPaths(st), formatEvents(st.Events))
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
 
@@ -232,12 +232,12 @@ func (r *Relay) Stop() {
 }
 
 // Status reads /status through `relay status --json` inside the namespace.
-func (r *Relay) Status() (*admin.Status, error) {
+func (r *Relay) Status() (*status.Status, error) {
 	out, err := r.Side.NS.Output(relayBin(r.t), "status", "--admin", adminAddr, "--json")
 	if err != nil {
 		return nil, err
 	}
-	var st admin.Status
+	var st status.Status
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		return nil, fmt.Errorf("status JSON: %w: %s", err, out)
 	}
@@ -245,7 +245,7 @@ func (r *Relay) Status() (*admin.Status, error) {
 }
 
 // PeerStatus returns the status of the relay's only peer.
-func (r *Relay) PeerStatus() (*admin.PeerStatus, error) {
+func (r *Relay) PeerStatus() (*status.PeerStatus, error) {
 	st, err := r.Status()
 	if err != nil {
 		return nil, err
@@ -259,9 +259,9 @@ func (r *Relay) PeerStatus() (*admin.PeerStatus, error) {
 }
 
 // WaitActive waits until the peer is reachable over path.
-func (r *Relay) WaitActive(path string, within time.Duration) *admin.PeerStatus {
+func (r *Relay) WaitActive(path string, within time.Duration) *status.PeerStatus {
 	r.t.Helper()
-	var last *admin.PeerStatus
+	var last *status.PeerStatus
 	waitFor(r.t, within, fmt.Sprintf("%s: peer %s active on %q", r.Side.Name, r.Peer.Name, path), func() (bool, string) {
 		ps, err := r.PeerStatus()
 		if err != nil {

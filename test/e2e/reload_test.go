@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // TestE2EReloadSIGHUP: a changed path bias applied by SIGHUP moves the
@@ -50,9 +50,9 @@ func TestE2EReloadSIGHUP(t *testing.T) {
 	}
 	defer stopStream()
 
-	hs := status(t, ra).Peers[0].LastHandshake
+	hs := mustStatus(t, ra).Peers[0].LastHandshake
 	applied := strings.Count(ra.Proc.Output(), "configuration applied")
-	gen := status(t, ra).ConfigGeneration
+	gen := mustStatus(t, ra).ConfigGeneration
 	// Make the direct path dearer than the consumer one (5 ms): after
 	// betterHold (2 s) the consumer path takes over.
 	ra.WriteConfig(RelaySpec{Bias: map[string]string{"direct": "20ms", "consumer": "5ms"}, PathOrder: []string{"consumer", "direct"}})
@@ -66,17 +66,17 @@ func TestE2EReloadSIGHUP(t *testing.T) {
 	if n := strings.Count(ra.Proc.Output(), "configuration applied"); n != applied+1 {
 		t.Errorf("%q logged %d times after the reload, want %d", "configuration applied", n, applied+1)
 	}
-	if g := status(t, ra).ConfigGeneration; g <= gen {
+	if g := mustStatus(t, ra).ConfigGeneration; g <= gen {
 		t.Errorf("config generation %d after the reload, want > %d", g, gen)
 	}
-	for _, ev := range status(t, ra).Events {
+	for _, ev := range mustStatus(t, ra).Events {
 		t.Logf("event: %s %s -> %s (%s)", ev.Peer, ev.From, ev.To, ev.Reason)
 	}
 	mustPing(t, top.A.Pod, top.B.PodIP, 5)
 
 	// An invalid file: rejected, the relay keeps running as it was.
 	ra.writeFile(ra.YAML(ra.spec) + "bogusField: 1\n")
-	gen = status(t, ra).ConfigGeneration
+	gen = mustStatus(t, ra).ConfigGeneration
 	if err := syscall.Kill(ra.Proc.Pid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestE2EReloadSIGHUP(t *testing.T) {
 		t.Fatalf("relay exited after an invalid reload:\n%s", ra.Proc.Output())
 	default:
 	}
-	st := status(t, ra)
+	st := mustStatus(t, ra)
 	if st.ConfigGeneration != gen {
 		t.Errorf("config generation went from %d to %d on a rejected reload", gen, st.ConfigGeneration)
 	}
@@ -106,15 +106,15 @@ func TestE2EReloadSIGHUP(t *testing.T) {
 	t.Logf("%d TCP echoes of 64 KiB ran without error across the reloads", echoes)
 	// A path change needs no new handshake (the Bind picks the path per
 	// packet); the session from before the reload carried everything.
-	if got := status(t, ra).Peers[0].LastHandshake; got != hs {
+	if got := mustStatus(t, ra).Peers[0].LastHandshake; got != hs {
 		t.Errorf("last handshake moved from %v to %v across the reload: the reload disturbed the peer", hs, got)
 	}
 	ra.Stop()
 	rb.Stop()
 }
 
-// status fetches the relay's status or fails the test.
-func status(t *testing.T, r *Relay) *admin.Status {
+// mustStatus fetches the relay's status or fails the test.
+func mustStatus(t *testing.T, r *Relay) *status.Status {
 	t.Helper()
 	st, err := r.Status()
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // ErrNoRelay is wrapped by FetchStatus and FetchPing when nothing answers on
@@ -40,13 +42,13 @@ type Client struct {
 
 // FetchStatus asks the relay at addr ("host:port" or an http:// URL) for its
 // status, without a token. See Client.Status.
-func FetchStatus(ctx context.Context, addr string) (Status, error) {
+func FetchStatus(ctx context.Context, addr string) (status.Status, error) {
 	return Client{Addr: addr}.Status(ctx)
 }
 
 // FetchPing asks the relay at addr to probe every path of peer now, without
 // a token. See Client.Ping.
-func FetchPing(ctx context.Context, addr, peer string) ([]PingResult, error) {
+func FetchPing(ctx context.Context, addr, peer string) ([]status.PingResult, error) {
 	return Client{Addr: addr}.Ping(ctx, peer)
 }
 
@@ -54,15 +56,15 @@ func FetchPing(ctx context.Context, addr, peer string) ([]PingResult, error) {
 // up after 15 s. When nothing listens there the error reads "no relay
 // answering on ADDR: is it running? (--admin)" and wraps ErrNoRelay and the
 // dial error; a missing or wrong token wraps ErrUnauthorized.
-func (c Client) Status(ctx context.Context) (Status, error) {
-	var s Status
+func (c Client) Status(ctx context.Context) (status.Status, error) {
+	var s status.Status
 	addr := c.Addr
 	body, err := c.get(ctx, "/status", nil)
 	if err != nil {
-		return Status{}, err
+		return status.Status{}, err
 	}
 	if err := json.Unmarshal(body, &s); err != nil {
-		return Status{}, fmt.Errorf("decoding status from %s: %w", addr, err)
+		return status.Status{}, fmt.Errorf("decoding status from %s: %w", addr, err)
 	}
 	return s, nil
 }
@@ -70,13 +72,13 @@ func (c Client) Status(ctx context.Context) (Status, error) {
 // Ping asks the relay to probe every path of peer now. For a peer the relay
 // does not know the error wraps ErrUnknownPeer; when the relay's rate limit
 // refuses it, ErrRateLimited.
-func (c Client) Ping(ctx context.Context, peer string) ([]PingResult, error) {
+func (c Client) Ping(ctx context.Context, peer string) ([]status.PingResult, error) {
 	addr := c.Addr
 	body, err := c.get(ctx, "/ping", url.Values{"peer": {peer}})
 	if err != nil {
 		return nil, err
 	}
-	var r []PingResult
+	var r []status.PingResult
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, fmt.Errorf("decoding ping results from %s: %w", addr, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/admin/admintest"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // testServer serves src over loopback HTTP for the client tests.
@@ -105,7 +106,7 @@ func TestFetchStatusErrors(t *testing.T) {
 
 func TestFetchPing(t *testing.T) {
 	src := &admintest.Source{}
-	want := []admin.PingResult{
+	want := []status.PingResult{
 		{Path: "direct", RTTMs: 10.1, OK: true},
 		{Path: "consumer", Error: "timeout"},
 	}

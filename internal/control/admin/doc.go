@@ -9,11 +9,11 @@
 //	                  up, 503 with the reason otherwise. Never tied to peer
 //	                  reachability: a sidecar that turns unready takes the
 //	                  Liqo gateway pod out of its Service.
-//	/status           the Status document as JSON (see docs/status.md); its
+//	/status           the status.Status document as JSON (see docs/status.md); its
 //	                  field names are an interface scripts rely on.
 //	/metrics          the Prometheus registry passed to NewServer.
 //	/ping?peer=NAME   probes every path of the peer now and returns
-//	                  []PingResult as JSON; 404 for an unknown peer, 429
+//	                  []status.PingResult as JSON; 404 for an unknown peer, 429
 //	                  with Retry-After beyond 5 pings at once and 1/s.
 //
 // With Options.Token, /status and /ping answer 401 without
@@ -23,7 +23,9 @@
 // kubelet and Prometheus reach it.
 //
 // The server asks a Source (implemented by the agent) for everything it
-// shows; package admintest has a fake one. FetchStatus and FetchPing are the
+// shows; package admintest has a fake one. The document types themselves
+// live in internal/core/status, so that packages which only read a status
+// (the Kubernetes controllers) need not import this HTTP package. FetchStatus and FetchPing are the
 // client side, RenderTable and RenderPing the human output of `relay status`
 // and `relay ping`.
 package admin

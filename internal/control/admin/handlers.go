@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // pingTimeout bounds one /ping request. Probes time out far sooner (a path
@@ -86,7 +88,7 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, st.normalized())
+	writeJSON(w, http.StatusOK, normalized(st))
 }
 
 func (h *handler) ping(w http.ResponseWriter, r *http.Request) {
@@ -120,7 +122,7 @@ func (h *handler) ping(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	out := make([]PingResult, len(res))
+	out := make([]status.PingResult, len(res))
 	for i, pr := range res {
 		pr.RTTMs = finite(pr.RTTMs)
 		out[i] = pr

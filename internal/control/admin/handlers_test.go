@@ -17,6 +17,7 @@ import (
 	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/admin/admintest"
 	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // do serves one request on a server built around src and returns the
@@ -39,7 +40,7 @@ func TestEndpoints(t *testing.T) {
 	src := &admintest.Source{}
 	src.SetReady(true, "")
 	src.SetStatus(sampleStatus())
-	src.SetPing("provider-b", []admin.PingResult{{Path: "direct", RTTMs: 10.1, OK: true}})
+	src.SetPing("provider-b", []status.PingResult{{Path: "direct", RTTMs: 10.1, OK: true}})
 
 	for _, tc := range []struct {
 		method, target string
@@ -120,7 +121,7 @@ func TestStatusFieldNames(t *testing.T) {
 	if err := json.Unmarshal(raw, &want); err != nil {
 		t.Fatal(err)
 	}
-	var s admin.Status
+	var s status.Status
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -140,11 +141,11 @@ func TestStatusFieldNames(t *testing.T) {
 
 func TestStatusAlwaysEncodes(t *testing.T) {
 	src := &admintest.Source{}
-	st := admin.Status{
+	st := status.Status{
 		Name:          "x",
 		UptimeSeconds: math.Inf(1),
-		Peers: []admin.PeerStatus{{Name: "b", Paths: []admin.PathStatus{
-			{Name: "direct", State: admin.PathDown, RTTMs: math.NaN(), JitterMs: math.NaN(), Loss: math.Inf(-1)},
+		Peers: []status.PeerStatus{{Name: "b", Paths: []status.PathStatus{
+			{Name: "direct", State: status.PathDown, RTTMs: math.NaN(), JitterMs: math.NaN(), Loss: math.Inf(-1)},
 		}}},
 	}
 	src.SetStatus(st)
@@ -161,7 +162,7 @@ func TestStatusAlwaysEncodes(t *testing.T) {
 		t.Error("the source's snapshot was modified")
 	}
 
-	src.SetStatus(admin.Status{})
+	src.SetStatus(status.Status{})
 	_, _, body = do(t, src, false, "GET", "/status")
 	if !strings.Contains(body, `"peers": []`) {
 		t.Errorf("empty status encodes peers as null:\n%s", body)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // pipeListener is an in-memory net.Listener whose connections are
@@ -58,9 +60,11 @@ func (pipeAddr) String() string  { return "pipe" }
 
 type staticSource struct{}
 
-func (staticSource) Status(context.Context) (Status, error) { return Status{Name: "a"}, nil }
-func (staticSource) Ready() (bool, string)                  { return true, "" }
-func (staticSource) Ping(context.Context, string) ([]PingResult, error) {
+func (staticSource) Status(context.Context) (status.Status, error) {
+	return status.Status{Name: "a"}, nil
+}
+func (staticSource) Ready() (bool, string) { return true, "" }
+func (staticSource) Ping(context.Context, string) ([]status.PingResult, error) {
 	return nil, nil
 }
 

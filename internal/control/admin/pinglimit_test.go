@@ -12,6 +12,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/admin/admintest"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // fakeClock is a settable clock for the /ping rate limit.
@@ -37,7 +38,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 // is allowed. /status is not limited.
 func TestPingRateLimit(t *testing.T) {
 	src := &admintest.Source{}
-	src.SetPing("b", []admin.PingResult{{Path: "direct", OK: true}})
+	src.SetPing("b", []status.PingResult{{Path: "direct", OK: true}})
 	clk := &fakeClock{t: time.Unix(1000, 0)}
 	h := admin.NewServerWith("", src, nil, nil, admin.Options{Now: clk.Now}).Handler()
 	ping := func() *http.Response {
@@ -77,7 +78,7 @@ func TestPingRateLimit(t *testing.T) {
 // server's Retry-After.
 func TestClientRateLimited(t *testing.T) {
 	src := &admintest.Source{}
-	src.SetPing("b", []admin.PingResult{{Path: "direct", OK: true}})
+	src.SetPing("b", []status.PingResult{{Path: "direct", OK: true}})
 	clk := &fakeClock{t: time.Unix(1000, 0)}
 	ts := httptest.NewServer(admin.NewServerWith("", src, nil, nil, admin.Options{Now: clk.Now}).Handler())
 	defer ts.Close()

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // eventsShown is how many recent path changes RenderTable lists.
@@ -21,7 +23,7 @@ const activeMark = "*"
 // are relative to now. With color, states are green (up), red (down) and
 // yellow (dampened); without it the output is plain ASCII apart from what
 // the names themselves contain.
-func RenderTable(w io.Writer, s Status, now time.Time, color bool) {
+func RenderTable(w io.Writer, s status.Status, now time.Time, color bool) {
 	fmt.Fprintf(w, "%s  mode %s  version %s  uptime %s  config generation %d\n",
 		orDash(s.Name), orDash(s.Mode), orDash(s.Version),
 		humanDuration(time.Duration(s.UptimeSeconds*float64(time.Second))), s.ConfigGeneration)
@@ -66,7 +68,7 @@ func RenderTable(w io.Writer, s Status, now time.Time, color bool) {
 }
 
 // peerLine is the first line of a peer's block.
-func peerLine(p PeerStatus, now time.Time, color bool) string {
+func peerLine(p status.PeerStatus, now time.Time, color bool) string {
 	reach := cell{text: "reachable", color: ansiGreen}
 	if !p.Reachable {
 		reach = cell{text: "UNREACHABLE", color: ansiRed}
@@ -85,7 +87,7 @@ func peerLine(p PeerStatus, now time.Time, color bool) string {
 }
 
 // pathRow is one path's row in the peer's block.
-func pathRow(p PeerStatus, ps PathStatus, now time.Time) []cell {
+func pathRow(p status.PeerStatus, ps status.PathStatus, now time.Time) []cell {
 	mark := ""
 	if ps.Name != "" && ps.Name == p.ActivePath {
 		mark = activeMark
@@ -98,7 +100,7 @@ func pathRow(p PeerStatus, ps PathStatus, now time.Time) []cell {
 		endpoint += " (seen " + ps.Observed + ")"
 	}
 	rtt, jitter := "-", "-"
-	if ps.State == PathUp || ps.State == PathDampened {
+	if ps.State == status.PathUp || ps.State == status.PathDampened {
 		rtt, jitter = ms(ps.RTTMs), ms(ps.JitterMs)
 	}
 	var notes []string
@@ -121,7 +123,7 @@ func pathRow(p PeerStatus, ps PathStatus, now time.Time) []cell {
 
 // RenderPing writes the results of `relay ping PEER`: one row per path
 // with its RTT, or the reason the probe failed.
-func RenderPing(w io.Writer, peer string, r []PingResult) {
+func RenderPing(w io.Writer, peer string, r []status.PingResult) {
 	fmt.Fprintf(w, "ping %s\n", peer)
 	if len(r) == 0 {
 		io.WriteString(w, "  no paths\n")
@@ -142,13 +144,13 @@ func RenderPing(w io.Writer, peer string, r []PingResult) {
 	t.write(w, "  ", false)
 }
 
-func stateColor(s PathState) string {
+func stateColor(s status.PathState) string {
 	switch s {
-	case PathUp:
+	case status.PathUp:
 		return ansiGreen
-	case PathDown, PathUnresolved:
+	case status.PathDown, status.PathUnresolved:
 		return ansiRed
-	case PathDampened, PathResolving:
+	case status.PathDampened, status.PathResolving:
 		return ansiYellow
 	}
 	return ""
@@ -156,7 +158,7 @@ func stateColor(s PathState) string {
 
 // age is how long before now t was, e.g. "12s ago", or "-" for the zero
 // time.
-func age(t Time, now time.Time) string {
+func age(t status.Time, now time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}

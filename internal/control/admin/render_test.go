@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 func TestRenderTableGolden(t *testing.T) {
@@ -53,7 +54,7 @@ func TestRenderTableColorOnlyWhenAsked(t *testing.T) {
 
 func TestRenderTableEmpty(t *testing.T) {
 	var b bytes.Buffer
-	admin.RenderTable(&b, admin.Status{}, now, false)
+	admin.RenderTable(&b, status.Status{}, now, false)
 	want := "-  mode -  version -  uptime 0s  config generation 0\n" +
 		"public key -  listen port 0\n\nno peers configured\n"
 	if b.String() != want {
@@ -74,8 +75,8 @@ func TestRenderTableAges(t *testing.T) {
 		{5*time.Hour + 7*time.Minute + 59*time.Second, "5h7m ago"},
 		{50 * time.Hour, "2d2h ago"},
 	} {
-		st := admin.Status{Peers: []admin.PeerStatus{{Name: "b", Paths: []admin.PathStatus{
-			{Name: "direct", State: admin.PathUp, LastChange: admin.At(now.Add(-tc.d))},
+		st := status.Status{Peers: []status.PeerStatus{{Name: "b", Paths: []status.PathStatus{
+			{Name: "direct", State: status.PathUp, LastChange: status.At(now.Add(-tc.d))},
 		}}}}
 		var b bytes.Buffer
 		admin.RenderTable(&b, st, now, false)
@@ -87,7 +88,7 @@ func TestRenderTableAges(t *testing.T) {
 
 func TestRenderPing(t *testing.T) {
 	var b bytes.Buffer
-	admin.RenderPing(&b, "provider-b", []admin.PingResult{
+	admin.RenderPing(&b, "provider-b", []status.PingResult{
 		{Path: "direct", RTTMs: 10.14, OK: true},
 		{Path: "consumer", Error: "no answer within 1s"},
 		{Path: "backup-link", RTTMs: 0.25, OK: true},
@@ -111,9 +112,9 @@ func TestRenderPing(t *testing.T) {
 }
 
 func TestRenderTablePeerWithoutPaths(t *testing.T) {
-	st := admin.Status{Peers: []admin.PeerStatus{
+	st := status.Status{Peers: []status.PeerStatus{
 		{Name: "b"},
-		{Name: "c", ActivePath: "direct", Reachable: true, Paths: []admin.PathStatus{{Name: "direct", State: admin.PathUp}}},
+		{Name: "c", ActivePath: "direct", Reachable: true, Paths: []status.PathStatus{{Name: "direct", State: status.PathUp}}},
 	}}
 	var b bytes.Buffer
 	admin.RenderTable(&b, st, now, false)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/admin/admintest"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 func startServer(t *testing.T, ctx context.Context, src admin.Source) (*admin.Server, string) {
@@ -24,7 +25,7 @@ func startServer(t *testing.T, ctx context.Context, src admin.Source) (*admin.Se
 
 func TestServerLifecycle(t *testing.T) {
 	src := &admintest.Source{}
-	src.SetStatus(admin.Status{Name: "provider-a"})
+	src.SetStatus(status.Status{Name: "provider-a"})
 	s, addr := startServer(t, context.Background(), src)
 
 	st, err := admin.FetchStatus(context.Background(), addr)

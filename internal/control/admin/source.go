@@ -3,6 +3,8 @@ package admin
 import (
 	"context"
 	"errors"
+
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // ErrUnknownPeer is wrapped by Source.Ping for a peer that is not
@@ -16,7 +18,7 @@ type Source interface {
 	// Status returns a snapshot, or an error when none can be had (the
 	// relay is stopping, or did not answer before ctx was done); the server
 	// answers 503 with that error. The server does not modify the snapshot.
-	Status(ctx context.Context) (Status, error)
+	Status(ctx context.Context) (status.Status, error)
 	// Ready reports whether the configuration is applied and the device is
 	// up, and if not, why. It must not depend on peer reachability.
 	Ready() (ready bool, reason string)
@@ -24,5 +26,5 @@ type Source interface {
 	// per path. It returns when all probes are answered or timed out, or
 	// when ctx is done. For a peer that is not configured the error wraps
 	// ErrUnknownPeer.
-	Ping(ctx context.Context, peer string) ([]PingResult, error)
+	Ping(ctx context.Context, peer string) ([]status.PingResult, error)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/admin/admintest"
 	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 const testToken = "s3cr3t-t0ken-0123456789"
@@ -33,7 +34,7 @@ func request(t *testing.T, h http.Handler, path, auth string) *http.Response {
 func TestTokenGuardsStatusAndPing(t *testing.T) {
 	src := &admintest.Source{}
 	src.SetReady(true, "")
-	src.SetPing("b", []admin.PingResult{{Path: "direct", OK: true, RTTMs: 1}})
+	src.SetPing("b", []status.PingResult{{Path: "direct", OK: true, RTTMs: 1}})
 	h := admin.NewServerWith("127.0.0.1:0", src, metrics.New().Registry(), nil, admin.Options{Token: testToken}).Handler()
 
 	for _, path := range []string{"/status", "/ping?peer=b"} {
@@ -66,7 +67,7 @@ func TestTokenGuardsStatusAndPing(t *testing.T) {
 func TestHealthAndMetricsOnly(t *testing.T) {
 	src := &admintest.Source{}
 	src.SetReady(true, "")
-	src.SetPing("b", []admin.PingResult{{Path: "direct", OK: true}})
+	src.SetPing("b", []status.PingResult{{Path: "direct", OK: true}})
 	h := admin.NewServerWith("127.0.0.1:0", src, metrics.New().Registry(), nil, admin.Options{HealthAndMetricsOnly: true}).Handler()
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/status": 404, "/ping?peer=b": 404} {
 		if res := request(t, h, path, ""); res.StatusCode != want {
@@ -82,8 +83,8 @@ func TestHealthAndMetricsOnly(t *testing.T) {
 // ErrUnauthorized.
 func TestClientToken(t *testing.T) {
 	src := &admintest.Source{}
-	src.SetStatus(admin.Status{Name: "provider-a"})
-	src.SetPing("b", []admin.PingResult{{Path: "direct", OK: true}})
+	src.SetStatus(status.Status{Name: "provider-a"})
+	src.SetPing("b", []status.PingResult{{Path: "direct", OK: true}})
 	ts := httptest.NewServer(admin.NewServerWith("", src, nil, nil, admin.Options{Token: testToken}).Handler())
 	defer ts.Close()
 	ctx := context.Background()

@@ -1,19 +1,23 @@
 package config
 
-import "slices"
+import (
+	"slices"
 
-// PublicKey returns the public key of c.PrivateKey, or the zero Key when
+	"github.com/liqo-relay/relay/internal/core/keys"
+)
+
+// PublicKey returns the public key of c.PrivateKey, or the zero key when
 // the private key is not set (it lives in PrivateKeyFile).
-func (c *Config) PublicKey() Key {
+func (c *Config) PublicKey() keys.Public {
 	if c.PrivateKey.IsZero() {
-		return Key{}
+		return keys.Public{}
 	}
 	return c.PrivateKey.PublicKey()
 }
 
 // CheckPrivateKey checks a private key read from PrivateKeyFile: it must
 // not be zero, and no peer may use its public key.
-func (c *Config) CheckPrivateKey(k PrivateKey) error {
+func (c *Config) CheckPrivateKey(k keys.Private) error {
 	if k.IsZero() {
 		return Errors{{Path: "privateKeyFile", Msg: "key is all zeros"}}
 	}
@@ -72,7 +76,7 @@ func (c *Config) Clone() *Config {
 // print or log.
 func (c *Config) Redacted() *Config {
 	d := c.Clone()
-	d.PrivateKey = PrivateKey{}
-	d.NextPrivateKey = PrivateKey{}
+	d.PrivateKey = keys.Private{}
+	d.NextPrivateKey = keys.Private{}
 	return d
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 func TestPeerEqual(t *testing.T) {
@@ -90,15 +92,15 @@ func TestPeerLookupReturnsElement(t *testing.T) {
 
 func TestCheckPrivateKey(t *testing.T) {
 	c := mustParse(t, "name: a\nprivateKeyFile: /k\naddresses: [100.80.0.1/32]\npeers:\n  - {name: b, publicKey: $OWNPUB, prefixes: [10.72.0.0/16], paths: [{name: d, endpoint: 'h:1'}]}\n")
-	err := c.CheckPrivateKey(PrivateKey(mustKey(t, vectorPrivate)))
+	err := c.CheckPrivateKey(mustPrivate(t, vectorPrivate))
 	var errs Errors
 	if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Path != "peers[0].publicKey" {
 		t.Errorf("CheckPrivateKey(own key of a peer) = %v", err)
 	}
-	if err := c.CheckPrivateKey(PrivateKey{}); err == nil {
+	if err := c.CheckPrivateKey(keys.Private{}); err == nil {
 		t.Error("CheckPrivateKey(zero) succeeded")
 	}
-	if err := c.CheckPrivateKey(PrivateKey(testKey(7))); err != nil {
+	if err := c.CheckPrivateKey(testPrivate(7)); err != nil {
 		t.Errorf("CheckPrivateKey(other) = %v", err)
 	}
 }
@@ -122,7 +124,7 @@ func TestValidateBuiltInCode(t *testing.T) {
 
 	c := Defaults()
 	c.Name = "a"
-	c.PrivateKey = PrivateKey(testKey(5))
+	c.PrivateKey = testPrivate(5)
 	c.Addresses = []netip.Prefix{netip.MustParsePrefix("100.80.0.1/32")}
 	p := DefaultPeer(c.Health)
 	p.Name, p.PublicKey = "b", testKey(6)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // largeConfig returns a valid configuration with n peers, each with two
@@ -14,7 +16,7 @@ func largeConfig(n int) []byte {
 	b.WriteString(expand(head))
 	b.WriteString("peers:\n")
 	for i := range n {
-		var k Key
+		var k keys.Public
 		k[0], k[1], k[2] = byte(i), byte(i>>8), 0xaa
 		fmt.Fprintf(&b, `  - name: peer-%d
     publicKey: %s

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // maxNodes bounds the YAML nodes the decoder visits, counting every visit
@@ -270,14 +272,24 @@ func (d *decoder) setBool(m map[string]*yaml.Node, parent, name string, dst *boo
 	})
 }
 
-func (d *decoder) setKey(m map[string]*yaml.Node, parent, name string, dst *Key) {
-	setScalar(d, m, parent, name, "a base64 key", dst, func(s string) (Key, string) {
-		k, err := ParseKey(s)
+func (d *decoder) setPublicKey(m map[string]*yaml.Node, parent, name string, dst *keys.Public) {
+	setKey(d, m, parent, name, dst, keys.ParsePublic)
+}
+
+func (d *decoder) setPrivateKey(m map[string]*yaml.Node, parent, name string, dst *keys.Private) {
+	setKey(d, m, parent, name, dst, keys.ParsePrivate)
+}
+
+// setKey decodes a base64 key with parse, whose errors never quote the
+// input (it may be a private key); an all-zero key is refused.
+func setKey[K keys.Public | keys.Private](d *decoder, m map[string]*yaml.Node, parent, name string, dst *K, parse func(string) (K, error)) {
+	setScalar(d, m, parent, name, "a base64 key", dst, func(s string) (K, string) {
+		k, err := parse(s)
 		if err != nil {
-			return Key{}, err.Error()
+			return K{}, err.Error()
 		}
-		if k.IsZero() {
-			return Key{}, "key is all zeros"
+		if k == (K{}) {
+			return K{}, "key is all zeros"
 		}
 		return k, ""
 	})

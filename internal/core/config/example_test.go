@@ -29,12 +29,3 @@ peers:
 	// listenPort -> "abc" is not a port (1..65535)
 	// peers[0].paths[0].endpoint -> "foo" is not host:port
 }
-
-func ExampleKey_PublicKey() {
-	priv, err := config.ParseKey("yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=")
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(priv.PublicKey())
-	// Output: HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=
-}

@@ -129,7 +129,7 @@ allowedPeerPrefixes: [10.64.0.0/10, fd00::/8]
 	if len(c.AllowedPeerPrefixes) != 2 || !c.AllowsPrefix(netip.MustParsePrefix("10.72.0.0/16")) || c.AllowsPrefix(netip.MustParsePrefix("10.0.0.0/16")) {
 		t.Errorf("allowedPeerPrefixes %v", c.AllowedPeerPrefixes)
 	}
-	c.SetKeyFromSecret(PrivateKey(testKey(9)))
+	c.SetKeyFromSecret(testPrivate(9))
 	if err := c.Validate(); err != nil {
 		t.Errorf("config with the key read from its Secret: %v", err)
 	}

@@ -4,13 +4,39 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
-// testKey returns a distinct, valid, nonzero key for each i.
-func testKey(i byte) Key {
-	var k Key
+// A pair produced by `wg genkey | tee priv | wg pubkey`.
+const (
+	vectorPrivate = "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="
+	vectorPublic  = "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw="
+)
+
+// testKey returns a distinct, valid, nonzero public key for each i.
+func testKey(i byte) keys.Public {
+	var k keys.Public
 	for j := range k {
 		k[j] = i
+	}
+	return k
+}
+
+// testPrivate returns a distinct, valid, nonzero private key for each i.
+func testPrivate(i byte) keys.Private {
+	var k keys.Private
+	for j := range k {
+		k[j] = i
+	}
+	return k
+}
+
+func mustPrivate(t testing.TB, s string) keys.Private {
+	t.Helper()
+	k, err := keys.ParsePrivate(s)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return k
 }

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // Settings for a relay driven from Kubernetes (docs/kubernetes.md). They
@@ -100,7 +102,7 @@ func isSecretDataKey(s string) bool {
 }
 
 // SetKeyFromSecret sets the private key read from PrivateKeySecret.
-func (c *Config) SetKeyFromSecret(k PrivateKey) {
+func (c *Config) SetKeyFromSecret(k keys.Private) {
 	c.PrivateKey = k
 	c.keyFromSecret = true
 }

@@ -70,10 +70,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	}
 	d.setString(m, "", "name", &c.Name)
 	d.kubernetesFields(m, c)
-	var priv Key
-	d.setKey(m, "", "privateKey", &priv)
-	c.PrivateKey = PrivateKey(priv)
-	clear(priv[:])
+	d.setPrivateKey(m, "", "privateKey", &c.PrivateKey)
 	d.setString(m, "", "privateKeyFile", &c.PrivateKeyFile)
 	d.rotationFields(m, c)
 	d.setPort(m, "", "listenPort", &c.ListenPort)
@@ -166,8 +163,8 @@ func (d *decoder) peer(n *yaml.Node, path string, p *Peer) {
 		return
 	}
 	d.setString(m, path, "name", &p.Name)
-	d.setKey(m, path, "publicKey", &p.PublicKey)
-	d.setKey(m, path, "nextPublicKey", &p.NextPublicKey)
+	d.setPublicKey(m, path, "publicKey", &p.PublicKey)
+	d.setPublicKey(m, path, "nextPublicKey", &p.NextPublicKey)
 	d.setPrefixes(m, path, "prefixes", &p.Prefixes)
 	d.setDuration(m, path, "persistentKeepalive", &p.PersistentKeepalive)
 	if n := m["paths"]; n != nil {

@@ -4,18 +4,20 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // validatePeers checks each peer and the relations between peers and with
 // our own addresses and exports. global holds the problems already reported
 // for the global health block, which peers inheriting it need not repeat.
 func (c *Config) validatePeers(e *errList, global map[healthProblem]bool) {
-	var own Key
+	var own keys.Public
 	if !c.PrivateKey.IsZero() {
 		own = c.PublicKey()
 	}
 	names := make(map[string]int, len(c.Peers))
-	keys := make(map[Key]int, len(c.Peers))
+	keys := make(map[keys.Public]int, len(c.Peers))
 	for i := range c.Peers {
 		p := &c.Peers[i]
 		path := index("peers", i)

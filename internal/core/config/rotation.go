@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // Settings of in-place key rotation (docs/protocol.md, "Key rotation"):
@@ -24,10 +26,7 @@ const MaxKeyRotationDeadline = 7 * 24 * time.Hour
 
 // rotationFields decodes nextPrivateKey and keyRotationDeadline.
 func (d *decoder) rotationFields(m map[string]*yaml.Node, c *Config) {
-	var next Key
-	d.setKey(m, "", "nextPrivateKey", &next)
-	c.NextPrivateKey = PrivateKey(next)
-	clear(next[:])
+	d.setPrivateKey(m, "", "nextPrivateKey", &c.NextPrivateKey)
 	d.setDuration(m, "", "keyRotationDeadline", &c.KeyRotationDeadline)
 }
 
@@ -37,7 +36,7 @@ func (c *Config) validateRotation(e *errList) {
 	if d := c.KeyRotationDeadline; d < 0 || d > MaxKeyRotationDeadline {
 		e.checkf("keyRotationDeadline", fmt.Sprintf("%v is out of range 0s..%v (0s: the default, %v)", d, MaxKeyRotationDeadline, DefaultKeyRotationDeadline))
 	}
-	var own, ownNext Key
+	var own, ownNext keys.Public
 	if !c.PrivateKey.IsZero() {
 		own = c.PublicKey()
 	}
@@ -49,7 +48,7 @@ func (c *Config) validateRotation(e *errList) {
 	}
 	// Every public key, current or next, names one peer: probes and
 	// WireGuard tell peers apart by it.
-	owner := make(map[Key]string, 2*len(c.Peers))
+	owner := make(map[keys.Public]string, 2*len(c.Peers))
 	for i, p := range c.Peers {
 		if !p.PublicKey.IsZero() {
 			owner[p.PublicKey] = fmt.Sprintf("publicKey of peer %q (peers[%d])", p.Name, i)
@@ -88,11 +87,11 @@ func (c *Config) RotationDeadline() time.Duration {
 	return c.KeyRotationDeadline
 }
 
-// NextPublicKey returns the public key of NextPrivateKey, or the zero Key
+// NextPublicKey returns the public key of NextPrivateKey, or the zero key
 // when no rotation is staged.
-func (c *Config) NextPublicKey() Key {
+func (c *Config) NextPublicKey() keys.Public {
 	if c.NextPrivateKey.IsZero() {
-		return Key{}
+		return keys.Public{}
 	}
 	return c.NextPrivateKey.PublicKey()
 }

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 func TestRotationSettings(t *testing.T) {
@@ -11,7 +13,7 @@ func TestRotationSettings(t *testing.T) {
 	own := base.PublicKey().String()
 	peerKey := base.Peers[0].PublicKey.String()
 	next := "gI6EdUSYvn8ugXOt8QQD6Yc+JyiZxIhp3GInSWRfWGE="
-	nextPub := mustKey(t, next).PublicKey().String()
+	nextPub := mustPrivate(t, next).PublicKey().String()
 	other := testKey(9).String()
 	for _, tc := range []struct {
 		name, top, peer string
@@ -63,7 +65,7 @@ func TestRotationDefaultsAndRedaction(t *testing.T) {
 	if !c.Redacted().NextPrivateKey.IsZero() {
 		t.Error("Redacted kept nextPrivateKey")
 	}
-	if c.NextPublicKey() != c.NextPrivateKey.PublicKey() || (&Config{}).NextPublicKey() != (Key{}) {
+	if c.NextPublicKey() != c.NextPrivateKey.PublicKey() || (&Config{}).NextPublicKey() != (keys.Public{}) {
 		t.Error("NextPublicKey")
 	}
 }

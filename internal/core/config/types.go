@@ -3,6 +3,8 @@ package config
 import (
 	"net/netip"
 	"time"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // Mode selects how the relay meets the host's network.
@@ -49,8 +51,8 @@ type Config struct {
 	// Name of this relay (its provider), a DNS-1123 label.
 	Name string
 	// PrivateKey is this relay's WireGuard private key, zero when
-	// PrivateKeyFile is used instead. It prints as Redacted.
-	PrivateKey PrivateKey
+	// PrivateKeyFile is used instead. It prints as keys.Redacted.
+	PrivateKey keys.Private
 	// PrivateKeyFile is the path of a file holding the private key in
 	// base64, empty when PrivateKey is used. The caller reads it.
 	PrivateKeyFile string
@@ -60,8 +62,8 @@ type Config struct {
 	// keyFromSecret is set once PrivateKey was read from PrivateKeySecret.
 	keyFromSecret bool
 	// NextPrivateKey, when set, is the key this relay rotates to in place
-	// (rotation.go, docs/protocol.md "Key rotation"). It prints as Redacted.
-	NextPrivateKey PrivateKey
+	// (rotation.go, docs/protocol.md "Key rotation"). It prints as keys.Redacted.
+	NextPrivateKey keys.Private
 	// KeyRotationDeadline is how long the relay waits, from the moment it
 	// is given NextPrivateKey, for every peer to stage it before it
 	// switches anyway.
@@ -139,10 +141,10 @@ type Log struct {
 // Peer is another provider's relay.
 type Peer struct {
 	Name      string
-	PublicKey Key
+	PublicKey keys.Public
 	// NextPublicKey, when set, is the key the peer is rotating to: we
 	// accept it alongside PublicKey until the peer switches (rotation.go).
-	NextPublicKey Key
+	NextPublicKey keys.Public
 	// Prefixes are the destinations routed to this peer, in our address
 	// space.
 	Prefixes []netip.Prefix

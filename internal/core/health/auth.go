@@ -10,18 +10,8 @@ import (
 
 	"golang.org/x/crypto/blake2s"
 	"golang.org/x/crypto/curve25519"
-)
 
-// KeySize is the size of X25519 keys, the same keys WireGuard uses.
-const KeySize = 32
-
-// PublicKey and PrivateKey are a relay's static WireGuard key pair. Probes
-// reuse it so that a relay needs no second identity. A PrivateKey never
-// prints itself (privkey.go): fmt with any verb, also inside a larger
-// value, slog and encoding/json all show Redacted.
-type (
-	PublicKey  [KeySize]byte
-	PrivateKey [KeySize]byte
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // Labels bind derived values to this protocol and version so that they can
@@ -36,8 +26,9 @@ const (
 var ErrBadKey = errors.New("health: public key gives all-zero shared secret")
 
 // IDOf returns the SenderID announced in the probes of the relay whose static
-// public key is pub.
-func IDOf(pub PublicKey) SenderID {
+// public key is pub. Probes reuse the relay's WireGuard key pair, so that a
+// relay needs no second identity.
+func IDOf(pub keys.Public) SenderID {
 	h, _ := blake2s.New256(nil) // unkeyed: cannot fail
 	h.Write([]byte(idLabel))
 	h.Write(pub[:])
@@ -46,17 +37,6 @@ func IDOf(pub PublicKey) SenderID {
 	var id SenderID
 	copy(id[:], sum[:])
 	return id
-}
-
-// PublicOf returns the public key of priv.
-func PublicOf(priv PrivateKey) (PublicKey, error) {
-	out, err := curve25519.X25519(priv[:], curve25519.Basepoint)
-	if err != nil {
-		return PublicKey{}, fmt.Errorf("health: derive public key: %w", err)
-	}
-	var pub PublicKey
-	copy(pub[:], out)
-	return pub, nil
 }
 
 // PeerKey is the probe key shared by our relay and one peer relay:
@@ -76,11 +56,8 @@ type PeerKey struct {
 }
 
 // NewPeerKey precomputes the probe key between ourPriv and theirPub.
-func NewPeerKey(ourPriv PrivateKey, theirPub PublicKey) (*PeerKey, error) {
-	ourPub, err := PublicOf(ourPriv)
-	if err != nil {
-		return nil, err
-	}
+func NewPeerKey(ourPriv keys.Private, theirPub keys.Public) (*PeerKey, error) {
+	ourPub := ourPriv.PublicKey()
 	shared, err := curve25519.X25519(ourPriv[:], theirPub[:])
 	if err != nil {
 		// x/crypto reports the all-zero output of a low-order point as an error.

@@ -4,20 +4,18 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
-func testKeyPair(t testing.TB, seed uint64) (PrivateKey, PublicKey) {
+func testKeyPair(t testing.TB, seed uint64) (keys.Private, keys.Public) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 42))
-	var priv PrivateKey
+	var priv keys.Private
 	for i := range priv {
 		priv[i] = byte(r.Uint32())
 	}
-	pub, err := PublicOf(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return priv, pub
+	return priv, priv.PublicKey()
 }
 
 func testPeerKeys(t testing.TB) (ab, ba *PeerKey) {
@@ -92,7 +90,7 @@ func TestVerifyRejectsThirdParty(t *testing.T) {
 
 func TestNewPeerKeyLowOrder(t *testing.T) {
 	priv, _ := testKeyPair(t, 1)
-	var zero PublicKey // the identity point: all-zero shared secret
+	var zero keys.Public // the identity point: all-zero shared secret
 	if _, err := NewPeerKey(priv, zero); !errors.Is(err, ErrBadKey) {
 		t.Fatalf("NewPeerKey(zero key) err = %v, want ErrBadKey", err)
 	}

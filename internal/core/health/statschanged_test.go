@@ -11,7 +11,8 @@ import (
 // follow it (the loss falls), an outlier; not an ordinary answer on a
 // path without losses, and never a removed path.
 func TestStatsChanged(t *testing.T) {
-	m := newTestMonitor(11)
+	r := &statsRig{t: t, m: newTestMonitor(11), now: t0}
+	m := r.m
 	m.SetPath(pa, Settings{})
 	m.SetPath(pb, Settings{})
 	if got := m.StatsChanged(nil); !slices.Equal(sorted(got), []PathID{pa, pb}) {
@@ -20,24 +21,14 @@ func TestStatsChanged(t *testing.T) {
 	if got := m.StatsChanged(nil); len(got) != 0 {
 		t.Fatalf("nothing happened: %v", got)
 	}
-	now := t0
-	answer := func(id PathID, rtt time.Duration) {
-		t.Helper()
-		var p Probe
-		p, now = probeOf(t, m, id, now)
-		if _, ok := m.OnReply(id, p.Nonce, now.Add(rtt)); !ok {
-			t.Fatalf("answer to %v not matched", id)
-		}
-		now = now.Add(rtt)
-	}
-	m.Due(now, nil) // sending alone changes nothing
+	m.Due(r.now, nil) // sending alone changes nothing
 	if got := m.StatsChanged(nil); len(got) != 0 {
 		t.Fatalf("after sending: %v", got)
 	}
 	// pa comes up on answers to later probes: the one sent at t0, still
 	// unanswered, is counted lost then (forgetOutage), and that is a change.
 	for st, _ := m.Stats(pa); st.State != Up; st, _ = m.Stats(pa) {
-		answer(pa, time.Millisecond)
+		r.answer(pa, time.Millisecond)
 	}
 	if st, _ := m.Stats(pa); st.ProbesLost != 1 || st.Loss != 0 {
 		t.Fatalf("setup: pa up with %d lost, loss %v; want the t0 probe lost outside the window", st.ProbesLost, st.Loss)
@@ -46,31 +37,17 @@ func TestStatsChanged(t *testing.T) {
 		t.Fatalf("the probe counted lost when pa came up was not reported: %v", got)
 	}
 	for range 5 {
-		answer(pa, time.Millisecond)
+		r.answer(pa, time.Millisecond)
 		if got := m.StatsChanged(nil); slices.Contains(got, pa) {
 			t.Fatalf("an answer that moved neither loss nor outliers reported pa: %v", got)
 		}
 	}
-	// pa's next probe expires unanswered: a loss.
-	probeOf(t, m, pa, now)
-	var lost bool
-	for range 1000 {
-		now = m.NextDeadline()
-		m.Due(now, nil)
-		m.Tick(now, nil)
-		if st, _ := m.Stats(pa); st.ProbesLost > 1 {
-			lost = true
-			break
-		}
-	}
-	if !lost {
-		t.Fatal("setup: pa lost no probe")
-	}
+	r.loseNext(pa)
 	if got := m.StatsChanged(nil); !slices.Contains(got, pa) {
 		t.Fatalf("after pa's loss: %v, want pa in it", got)
 	}
 	before, _ := m.Stats(pa)
-	answer(pa, time.Millisecond)
+	r.answer(pa, time.Millisecond)
 	after, _ := m.Stats(pa)
 	if after.Loss >= before.Loss {
 		t.Fatalf("setup: loss %v after an answer, was %v", after.Loss, before.Loss)
@@ -80,26 +57,62 @@ func TestStatsChanged(t *testing.T) {
 	}
 	// An outlier (far above the recent median) is clipped and counted.
 	for range medianSamples {
-		answer(pa, time.Millisecond)
+		r.answer(pa, time.Millisecond)
 	}
 	m.StatsChanged(nil)
-	answer(pa, 500*time.Millisecond)
+	r.answer(pa, 500*time.Millisecond)
 	if st, _ := m.Stats(pa); st.RTTOutliers == 0 {
 		t.Fatal("setup: the 500 ms answer was not an outlier")
 	}
 	if got := m.StatsChanged(nil); !slices.Contains(got, pa) {
 		t.Fatalf("after an outlier: %v, want pa in it", got)
 	}
-	probeOf(t, m, pb, now) // pb loses probes; then it goes
+	probeOf(t, m, pb, r.now) // pb loses probes; then it goes
 	for range 10 {
-		now = m.NextDeadline()
-		m.Tick(now, nil)
-		m.Due(now, nil)
+		r.now = m.NextDeadline()
+		m.Tick(r.now, nil)
+		m.Due(r.now, nil)
 	}
 	m.RemovePath(pb)
 	if got := m.StatsChanged(nil); slices.Contains(got, pb) {
 		t.Fatalf("removed path reported: %v", got)
 	}
+}
+
+// statsRig drives a Monitor through TestStatsChanged's scenario, with its
+// own clock.
+type statsRig struct {
+	t   *testing.T
+	m   *Monitor
+	now time.Time
+}
+
+// answer runs the monitor until it probes id and answers that probe rtt
+// later.
+func (r *statsRig) answer(id PathID, rtt time.Duration) {
+	r.t.Helper()
+	var p Probe
+	p, r.now = probeOf(r.t, r.m, id, r.now)
+	if _, ok := r.m.OnReply(id, p.Nonce, r.now.Add(rtt)); !ok {
+		r.t.Fatalf("answer to %v not matched", id)
+	}
+	r.now = r.now.Add(rtt)
+}
+
+// loseNext lets id's next probe expire unanswered: a loss.
+func (r *statsRig) loseNext(id PathID) {
+	r.t.Helper()
+	probeOf(r.t, r.m, id, r.now)
+	lost0, _ := r.m.Stats(id)
+	for range 1000 {
+		r.now = r.m.NextDeadline()
+		r.m.Due(r.now, nil)
+		r.m.Tick(r.now, nil)
+		if st, _ := r.m.Stats(id); st.ProbesLost > lost0.ProbesLost {
+			return
+		}
+	}
+	r.t.Fatalf("setup: %v lost no probe", id)
 }
 
 // probeOf runs m from now until it sends a probe on id, and returns that

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/internal/demo/linkem"
 	"github.com/liqo-relay/relay/internal/demo/mesh"
 )
@@ -133,7 +133,7 @@ func pathsUp(t *testing.T, f *mesh.Federation, name string) (up, all int) {
 	for _, p := range st.Peers {
 		for _, ps := range p.Paths {
 			all++
-			if ps.State == admin.PathUp {
+			if ps.State == status.PathUp {
 				up++
 			}
 		}

@@ -8,7 +8,6 @@ package mesh
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/agent"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/demo/linkem"
 )
 
@@ -40,7 +40,7 @@ type Relay struct {
 	// peer's overlay and exports) in this relay's view.
 	PeerPrefixes map[string][]netip.Prefix
 
-	Key   config.Key
+	Key   keys.Private
 	Port  uint16
 	Agent *agent.Agent
 	// Config is the YAML this relay was started with.
@@ -173,7 +173,7 @@ func (f *Federation) chain(port uint16, hops []linkem.Config) ([]*linkem.Link, e
 func (f *Federation) RenderConfig(r *Relay) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [%s]\nexports: [%s]\n",
-		r.Name, r.Key, r.Port, r.Overlay, r.Exports)
+		r.Name, r.Key.Reveal(), r.Port, r.Overlay, r.Exports)
 	if r.Health != "" {
 		fmt.Fprintf(&b, "health: %s\n", r.Health)
 	}
@@ -255,13 +255,11 @@ func (f *Federation) Close() error {
 	return errors.Join(errs...)
 }
 
-func newKey() (config.Key, error) {
-	var k config.Key
-	if _, err := rand.Read(k[:]); err != nil {
+func newKey() (keys.Private, error) {
+	k, err := keys.NewPrivate()
+	if err != nil {
 		return k, fmt.Errorf("reading randomness: %w", err)
 	}
-	k[0] &= 248
-	k[31] = (k[31] & 127) | 64
 	return k, nil
 }
 

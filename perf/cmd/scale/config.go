@@ -15,7 +15,7 @@ import (
 // writeHead writes relay r's config up to its peers: list.
 func writeHead(b *strings.Builder, r *mesh.Relay, health string) {
 	fmt.Fprintf(b, "name: %s\nprivateKey: %s\nlistenPort: %d\nmode: netstack\naddresses: [%s]\nexports: [%s]\n",
-		r.Name, r.Key, r.Port, r.Overlay, r.Exports)
+		r.Name, r.Key.Reveal(), r.Port, r.Overlay, r.Exports)
 	if health != "" {
 		fmt.Fprintf(b, "health: %s\n", health)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // probesSentMetric counts the probe requests a relay sent, by path name.
@@ -101,11 +101,11 @@ func sum(m map[string]float64) float64 {
 }
 
 // pathsUp counts the paths to its peers that are up in a relay's status.
-func pathsUp(st admin.Status) int {
+func pathsUp(st status.Status) int {
 	up := 0
 	for _, p := range st.Peers {
 		for _, ps := range p.Paths {
-			if ps.State == admin.PathUp {
+			if ps.State == status.PathUp {
 				up++
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/pkg/kube/keysecret"
 )
 
@@ -21,7 +22,7 @@ import (
 type Agent interface {
 	// PublicKey is the relay's running public key; it changes when the
 	// relay switches to its staged next key.
-	PublicKey() config.Key
+	PublicKey() keys.Public
 }
 
 // Options configure a Rotator.
@@ -42,14 +43,14 @@ type Rotator struct {
 	log *slog.Logger
 
 	mu         sync.Mutex
-	priv, next config.PrivateKey
+	priv, next keys.Private
 	acted      string // the annotation value acted on
 	known      bool   // acted was initialised from the Relay
 }
 
 // New returns a rotator for a relay started with priv and, when a rotation
 // was staged before it started, next (both read from the Secret).
-func New(o Options, priv, next config.PrivateKey) *Rotator {
+func New(o Options, priv, next keys.Private) *Rotator {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -59,7 +60,7 @@ func New(o Options, priv, next config.PrivateKey) *Rotator {
 // Keys returns the private key the relay runs with and its staged next
 // key (zero when none). A configuration applied to the relay must carry
 // them, or a reload would undo a rotation.
-func (r *Rotator) Keys() (priv, next config.PrivateKey) {
+func (r *Rotator) Keys() (priv, next keys.Private) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.priv, r.next
@@ -99,7 +100,7 @@ func (r *Rotator) Sync(ctx context.Context, relay *v1alpha1.Relay) error {
 		if err := keysecret.Promote(ctx, r.o.Secrets, r.o.Ref, r.next); err != nil {
 			return fmt.Errorf("key rotation: keeping the new key: %w", err)
 		}
-		r.priv, r.next = r.next, config.PrivateKey{}
+		r.priv, r.next = r.next, keys.Private{}
 		r.log.Info("key rotation finished: the Secret holds the new key alone", "publicKey", r.priv.PublicKey().String())
 	}
 	if want == "" || want == r.acted || !r.next.IsZero() {
@@ -115,7 +116,7 @@ func (r *Rotator) Sync(ctx context.Context, relay *v1alpha1.Relay) error {
 	r.mu.Lock()
 	if err != nil {
 		// The Secret keeps the staged key: the next Sync stages it again.
-		r.next = config.PrivateKey{}
+		r.next = keys.Private{}
 		return fmt.Errorf("key rotation: staging the new key in the relay: %w", err)
 	}
 	r.acted = want

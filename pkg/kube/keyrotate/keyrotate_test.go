@@ -13,30 +13,31 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 var ref = config.SecretRef{Name: "relay-key", Key: "privateKey"}
 
 type fakeAgent struct {
 	mu  sync.Mutex
-	pub config.Key
+	pub keys.Public
 }
 
-func (a *fakeAgent) PublicKey() config.Key {
+func (a *fakeAgent) PublicKey() keys.Public {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.pub
 }
 
-func (a *fakeAgent) set(k config.Key) {
+func (a *fakeAgent) set(k keys.Public) {
 	a.mu.Lock()
 	a.pub = k
 	a.mu.Unlock()
 }
 
-func newKey(t *testing.T) config.PrivateKey {
+func newKey(t *testing.T) keys.Private {
 	t.Helper()
-	var k config.PrivateKey
+	var k keys.Private
 	if _, err := rand.Read(k[:]); err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +52,11 @@ type rig struct {
 	cs     *fake.Clientset
 	agent  *fakeAgent
 	r      *Rotator
-	staged []config.PrivateKey // the next key of every Stage call
-	fail   error               // what Stage returns
+	staged []keys.Private // the next key of every Stage call
+	fail   error          // what Stage returns
 }
 
-func newRig(t *testing.T, priv, next config.PrivateKey) *rig {
+func newRig(t *testing.T, priv, next keys.Private) *rig {
 	data := map[string][]byte{ref.Key: []byte(priv.Reveal())}
 	if !next.IsZero() {
 		data[ref.Key+".next"] = []byte(next.Reveal())
@@ -80,15 +81,15 @@ func relay(annotation, acted string) *v1alpha1.Relay {
 }
 
 // secret returns the Secret's data as key name -> private key.
-func (g *rig) secret() map[string]config.PrivateKey {
+func (g *rig) secret() map[string]keys.Private {
 	g.t.Helper()
 	s, err := g.cs.CoreV1().Secrets("ns").Get(context.Background(), ref.Name, metav1.GetOptions{})
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	out := map[string]config.PrivateKey{}
+	out := map[string]keys.Private{}
 	for k, v := range s.Data {
-		pk, err := config.ParsePrivateKey(string(v))
+		pk, err := keys.ParsePrivate(string(v))
 		if err != nil {
 			g.t.Fatalf("Secret data %q: %v", k, err)
 		}
@@ -104,7 +105,7 @@ func (g *rig) sync(rel *v1alpha1.Relay) {
 	}
 }
 
-func (g *rig) wantStatus(pub config.Key, next config.Key, acted string) {
+func (g *rig) wantStatus(pub keys.Public, next keys.Public, acted string) {
 	g.t.Helper()
 	wantNext := ""
 	if !next.IsZero() {
@@ -123,10 +124,10 @@ func (g *rig) wantStatus(pub config.Key, next config.Key, acted string) {
 // rotation.
 func TestAnnotationRotatesTheKey(t *testing.T) {
 	k1 := newKey(t)
-	g := newRig(t, k1, config.PrivateKey{})
+	g := newRig(t, k1, keys.Private{})
 
 	g.sync(relay("", ""))
-	g.wantStatus(k1.PublicKey(), config.Key{}, "")
+	g.wantStatus(k1.PublicKey(), keys.Public{}, "")
 	if len(g.staged) != 0 {
 		t.Fatalf("staged without an annotation: %d", len(g.staged))
 	}
@@ -163,7 +164,7 @@ func TestAnnotationRotatesTheKey(t *testing.T) {
 	if p, n := g.r.Keys(); p != k2 || !n.IsZero() {
 		t.Error("Keys after the switch: want the new key and nothing staged")
 	}
-	g.wantStatus(k2.PublicKey(), config.Key{}, "r1")
+	g.wantStatus(k2.PublicKey(), keys.Public{}, "r1")
 
 	g.sync(relay("r2", "r1"))
 	if len(g.staged) != 2 || g.staged[1] == k2 {
@@ -195,7 +196,7 @@ func TestRotationResumesAfterRestart(t *testing.T) {
 // stages the same key (kept in the Secret) again.
 func TestStagingFailureIsRetriedWithTheSameKey(t *testing.T) {
 	k1 := newKey(t)
-	g := newRig(t, k1, config.PrivateKey{})
+	g := newRig(t, k1, keys.Private{})
 	g.fail = errors.New("refused")
 	if err := g.r.Sync(context.Background(), relay("r1", "")); err == nil {
 		t.Fatal("Sync hid the staging failure")
@@ -203,7 +204,7 @@ func TestStagingFailureIsRetriedWithTheSameKey(t *testing.T) {
 	if _, n := g.r.Keys(); !n.IsZero() {
 		t.Error("a refused next key counts as staged")
 	}
-	g.wantStatus(k1.PublicKey(), config.Key{}, "")
+	g.wantStatus(k1.PublicKey(), keys.Public{}, "")
 	g.fail = nil
 	g.sync(relay("r1", ""))
 	if len(g.staged) != 2 || g.staged[0] != g.staged[1] {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // Secrets is what the package needs of the API server.
@@ -28,7 +29,7 @@ const ManagedByLabel = "app.kubernetes.io/managed-by"
 // Load returns the private key held in Secret ref, creating the Secret with
 // a new key when it does not exist. created reports that it did. Two relays
 // racing to create it both end with the one that won.
-func Load(ctx context.Context, secrets Secrets, ref config.SecretRef, relay string) (k config.PrivateKey, created bool, err error) {
+func Load(ctx context.Context, secrets Secrets, ref config.SecretRef, relay string) (k keys.Private, created bool, err error) {
 	s, err := secrets.Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case err == nil:
@@ -58,23 +59,23 @@ func Load(ctx context.Context, secrets Secrets, ref config.SecretRef, relay stri
 		// Another replica created it first: use that one.
 		s, err := secrets.Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
-			return config.PrivateKey{}, false, fmt.Errorf("privateKeySecret: reading Secret %s: %w", ref.Name, err)
+			return keys.Private{}, false, fmt.Errorf("privateKeySecret: reading Secret %s: %w", ref.Name, err)
 		}
 		k, err := fromSecret(s, ref)
 		return k, false, err
 	default:
-		return config.PrivateKey{}, false, fmt.Errorf("privateKeySecret: creating Secret %s: %w", ref.Name, err)
+		return keys.Private{}, false, fmt.Errorf("privateKeySecret: creating Secret %s: %w", ref.Name, err)
 	}
 }
 
-func fromSecret(s *corev1.Secret, ref config.SecretRef) (config.PrivateKey, error) {
+func fromSecret(s *corev1.Secret, ref config.SecretRef) (keys.Private, error) {
 	data, ok := s.Data[ref.Key]
 	if !ok {
-		return config.PrivateKey{}, fmt.Errorf("privateKeySecret: Secret %s has no key %q", ref.Name, ref.Key)
+		return keys.Private{}, fmt.Errorf("privateKeySecret: Secret %s has no key %q", ref.Name, ref.Key)
 	}
-	k, err := config.ParsePrivateKey(strings.TrimSpace(string(data)))
+	k, err := keys.ParsePrivate(strings.TrimSpace(string(data)))
 	if err != nil {
-		return config.PrivateKey{}, fmt.Errorf("privateKeySecret: Secret %s key %q: %w", ref.Name, ref.Key, err)
+		return keys.Private{}, fmt.Errorf("privateKeySecret: Secret %s key %q: %w", ref.Name, ref.Key, err)
 	}
 	return k, nil
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 type fakeSecrets struct {
@@ -69,7 +70,7 @@ func TestCreatesThenReuses(t *testing.T) {
 
 func TestRaceUsesTheWinner(t *testing.T) {
 	f := &fakeSecrets{objs: map[string]*corev1.Secret{}}
-	winner, err := config.ParsePrivateKey("yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=")
+	winner, err := keys.ParsePrivate("yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=")
 	if err != nil {
 		t.Fatal(err)
 	}

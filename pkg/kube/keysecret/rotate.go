@@ -2,7 +2,6 @@ package keysecret
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // A key rotation keeps the next private key in the same Secret, under the
@@ -31,13 +31,13 @@ type Patcher interface {
 func NextKey(ref config.SecretRef) string { return ref.Key + ".next" }
 
 // LoadNext returns the staged next private key of Secret ref, if any.
-func LoadNext(ctx context.Context, secrets Secrets, ref config.SecretRef) (config.PrivateKey, bool, error) {
+func LoadNext(ctx context.Context, secrets Secrets, ref config.SecretRef) (keys.Private, bool, error) {
 	s, err := secrets.Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return config.PrivateKey{}, false, fmt.Errorf("privateKeySecret: reading Secret %s: %w", ref.Name, err)
+		return keys.Private{}, false, fmt.Errorf("privateKeySecret: reading Secret %s: %w", ref.Name, err)
 	}
 	if _, ok := s.Data[NextKey(ref)]; !ok {
-		return config.PrivateKey{}, false, nil
+		return keys.Private{}, false, nil
 	}
 	k, err := fromSecret(s, config.SecretRef{Name: ref.Name, Key: NextKey(ref)})
 	return k, err == nil, err
@@ -45,7 +45,7 @@ func LoadNext(ctx context.Context, secrets Secrets, ref config.SecretRef) (confi
 
 // StageNext returns the next private key of Secret ref, generating it and
 // adding it to the Secret when none is staged yet.
-func StageNext(ctx context.Context, secrets Patcher, ref config.SecretRef) (config.PrivateKey, error) {
+func StageNext(ctx context.Context, secrets Patcher, ref config.SecretRef) (keys.Private, error) {
 	if k, ok, err := LoadNext(ctx, secrets, ref); err != nil || ok {
 		return k, err
 	}
@@ -54,14 +54,14 @@ func StageNext(ctx context.Context, secrets Patcher, ref config.SecretRef) (conf
 		return k, err
 	}
 	if err := patchData(ctx, secrets, ref, map[string]*string{NextKey(ref): ptr(k.Reveal())}); err != nil {
-		return config.PrivateKey{}, err
+		return keys.Private{}, err
 	}
 	return k, nil
 }
 
 // Promote makes k, the next key the relay switched to, the Secret's key,
 // and removes the staged one, in one patch.
-func Promote(ctx context.Context, secrets Patcher, ref config.SecretRef, k config.PrivateKey) error {
+func Promote(ctx context.Context, secrets Patcher, ref config.SecretRef, k keys.Private) error {
 	return patchData(ctx, secrets, ref, map[string]*string{ref.Key: ptr(k.Reveal()), NextKey(ref): nil})
 }
 
@@ -92,14 +92,10 @@ func patchData(ctx context.Context, secrets Patcher, ref config.SecretRef, data 
 }
 
 // generate returns a new private key, clamped like wg genkey.
-func generate() (config.PrivateKey, error) {
-	var raw [config.KeyLen]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return config.PrivateKey{}, fmt.Errorf("generating a private key: %w", err)
+func generate() (keys.Private, error) {
+	k, err := keys.NewPrivate()
+	if err != nil {
+		return keys.Private{}, fmt.Errorf("generating a private key: %w", err)
 	}
-	raw[0] &= 248
-	raw[31] = (raw[31] & 127) | 64
-	k := config.PrivateKey(raw)
-	clear(raw[:])
 	return k, nil
 }

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // StatusRefresh is the longest a RelayPeer's measurements (RTT, jitter,
@@ -36,7 +36,7 @@ type Agent interface {
 	// Apply runs cfg atomically: every change or none (the SIGHUP path).
 	Apply(ctx context.Context, cfg *config.Config) error
 	// Status reports every peer the relay runs.
-	Status(ctx context.Context) (admin.Status, error)
+	Status(ctx context.Context) (status.Status, error)
 }
 
 // API is what the controller needs of the API server.
@@ -321,7 +321,7 @@ func (c *Controller) writeStatuses(ctx context.Context) {
 		c.log.Debug("relay status unavailable", "err", err)
 		return
 	}
-	peers := make(map[string]*admin.PeerStatus, len(rs.Peers))
+	peers := make(map[string]*status.PeerStatus, len(rs.Peers))
 	for i := range rs.Peers {
 		peers[rs.Peers[i].Name] = &rs.Peers[i]
 	}
@@ -344,7 +344,7 @@ func (c *Controller) writeStatuses(ctx context.Context) {
 		if !seen || prev.uid != string(o.UID) {
 			prev = written{status: o.Status, uid: string(o.UID)}
 		}
-		var ps *admin.PeerStatus
+		var ps *status.PeerStatus
 		acc, run := c.accepted[o.Name]
 		if run {
 			ps = peers[o.Name]

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 type bed struct {
@@ -71,9 +71,9 @@ func TestSyncAppliesAndReportsReady(t *testing.T) {
 	if n := b.agent.applies(); n != 1 {
 		t.Errorf("%d applies after a no-op sync, want 1", n)
 	}
-	b.agent.setStatus(admin.Status{Peers: []admin.PeerStatus{{Name: "provider-b", ActivePath: "direct", Reachable: true,
-		Paths: []admin.PathStatus{{Name: "direct", Endpoint: "192.0.2.10:51900", State: admin.PathUp, RTTMs: 10.5, Loss: 0.015},
-			{Name: "consumer", Endpoint: "198.51.100.1:51900", State: admin.PathUp, RTTMs: 60}}}}})
+	b.agent.setStatus(status.Status{Peers: []status.PeerStatus{{Name: "provider-b", ActivePath: "direct", Reachable: true,
+		Paths: []status.PathStatus{{Name: "direct", Endpoint: "192.0.2.10:51900", State: status.PathUp, RTTMs: 10.5, Loss: 0.015},
+			{Name: "consumer", Endpoint: "198.51.100.1:51900", State: status.PathUp, RTTMs: 60}}}}})
 	b.c.writeStatuses(context.Background())
 	st, ok := b.lastWrite("provider-b")
 	if !ok {
@@ -147,11 +147,11 @@ func TestStatusWritesOnTransitionsAndAtMostEveryRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	status := func(active string, rtt float64) {
-		paths := []admin.PathStatus{{Name: "direct", State: admin.PathUp, RTTMs: rtt}, {Name: "consumer", State: admin.PathUp, RTTMs: 60}}
+		paths := []status.PathStatus{{Name: "direct", State: status.PathUp, RTTMs: rtt}, {Name: "consumer", State: status.PathUp, RTTMs: 60}}
 		if active == "consumer" {
-			paths[0].State = admin.PathDown
+			paths[0].State = status.PathDown
 		}
-		b.agent.setStatus(admin.Status{Peers: []admin.PeerStatus{{Name: "provider-b", ActivePath: active, Reachable: true, Paths: paths}}})
+		b.agent.setStatus(status.Status{Peers: []status.PeerStatus{{Name: "provider-b", ActivePath: active, Reachable: true, Paths: paths}}})
 	}
 	status("direct", 10)
 	b.c.writeStatuses(context.Background())

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // fakeAPI is an in-memory RelayPeer store with watches and a record of the
@@ -154,7 +154,7 @@ type fakeAgent struct {
 	mu      sync.Mutex
 	applied []*config.Config
 	fail    error
-	status  admin.Status
+	status  status.Status
 }
 
 var _ Agent = (*fakeAgent)(nil)
@@ -169,7 +169,7 @@ func (a *fakeAgent) Apply(_ context.Context, cfg *config.Config) error {
 	return nil
 }
 
-func (a *fakeAgent) Status(context.Context) (admin.Status, error) {
+func (a *fakeAgent) Status(context.Context) (status.Status, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.status, nil
@@ -190,7 +190,7 @@ func (a *fakeAgent) applies() int {
 	return len(a.applied)
 }
 
-func (a *fakeAgent) setStatus(s admin.Status) {
+func (a *fakeAgent) setStatus(s status.Status) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.status = s

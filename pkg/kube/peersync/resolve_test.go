@@ -12,11 +12,12 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
-func key(t testing.TB) config.Key {
+func key(t testing.TB) keys.Private {
 	t.Helper()
-	var k config.Key
+	var k keys.Private
 	if _, err := rand.Read(k[:]); err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func key(t testing.TB) config.Key {
 func baseConfig(t testing.TB) *config.Config {
 	t.Helper()
 	doc := `name: provider-a
-privateKey: ` + key(t).String() + `
+privateKey: ` + key(t).Reveal() + `
 addresses: [100.80.0.1/32]
 exports: [10.244.0.0/16]
 peers:
@@ -44,7 +45,7 @@ peers:
 	return c
 }
 
-func relayPeer(name string, gen int64, k config.Key, prefixes ...string) *v1alpha1.RelayPeer {
+func relayPeer(name string, gen int64, k keys.Private, prefixes ...string) *v1alpha1.RelayPeer {
 	rp := &v1alpha1.RelayPeer{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Generation: gen, UID: types.UID("uid-" + name_(name)),
 			Labels: map[string]string{v1alpha1.RelayLabel: "provider-a"}},

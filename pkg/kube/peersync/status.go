@@ -10,14 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 // desiredStatus computes a RelayPeer's status from the sync verdict and the
 // relay's view of the peer (nil when the relay does not run it). prev is the
 // status last written, whose condition transition times are kept when a
 // condition's status did not change. It is pure: now is an input.
-func desiredStatus(prev v1alpha1.RelayPeerStatus, v verdict, ps *admin.PeerStatus, now time.Time) v1alpha1.RelayPeerStatus {
+func desiredStatus(prev v1alpha1.RelayPeerStatus, v verdict, ps *status.PeerStatus, now time.Time) v1alpha1.RelayPeerStatus {
 	st := v1alpha1.RelayPeerStatus{
 		ObservedGeneration: v.generation,
 		Conditions:         append([]metav1.Condition(nil), prev.Conditions...),
@@ -51,20 +51,20 @@ func desiredStatus(prev v1alpha1.RelayPeerStatus, v verdict, ps *admin.PeerStatu
 	for _, p := range ps.Paths {
 		state := v1alpha1.PathState(p.State)
 		switch p.State {
-		case admin.PathUp:
+		case status.PathUp:
 			if firstUp == "" {
 				firstUp = p.Name
 			}
-		case admin.PathDown:
+		case status.PathDown:
 			if anyDown == "" {
 				anyDown = p.Name
 			}
-		case admin.PathDampened:
+		case status.PathDampened:
 		default:
 			state = v1alpha1.PathUnknown
 		}
 		pst := v1alpha1.PathStatus{Name: p.Name, Address: p.Endpoint, State: state}
-		if p.State == admin.PathUp || p.State == admin.PathDampened {
+		if p.State == status.PathUp || p.State == status.PathDampened {
 			pst.RTT = msDuration(p.RTTMs)
 			pst.Jitter = msDuration(p.JitterMs)
 			pst.Loss = percent(p.Loss)

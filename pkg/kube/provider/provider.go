@@ -26,6 +26,7 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/pkg/kube/dnsfeed"
 	"github.com/liqo-relay/relay/pkg/kube/keyrotate"
 	"github.com/liqo-relay/relay/pkg/kube/keysecret"
@@ -145,7 +146,7 @@ type Agent interface {
 	peersync.Agent
 	Ready() (bool, string)
 	ListenPort() uint16
-	PublicKey() config.Key
+	PublicKey() keys.Public
 }
 
 // Options of Run.

@@ -20,9 +20,10 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/agent"
-	"github.com/liqo-relay/relay/internal/control/admin"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/keys"
+	"github.com/liqo-relay/relay/internal/core/status"
 	"github.com/liqo-relay/relay/pkg/kube/provider"
 	"github.com/liqo-relay/relay/pkg/kube/relayclient"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
@@ -180,18 +181,18 @@ func (r *relay) stop() {
 	<-r.done
 }
 
-func (r *relay) peer(t *testing.T, name string) (admin.PeerStatus, bool) {
+func (r *relay) peer(t *testing.T, name string) (status.PeerStatus, bool) {
 	t.Helper()
 	st, err := r.agent.Status(context.Background())
 	if err != nil {
-		return admin.PeerStatus{}, false
+		return status.PeerStatus{}, false
 	}
 	for _, p := range st.Peers {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return admin.PeerStatus{}, false
+	return status.PeerStatus{}, false
 }
 
 // stream sends a numbered datagram every 5 ms from A's netstack to an echo
@@ -398,7 +399,7 @@ spec:
 	})
 	s = spec(pubB, b.port, "10.244.2.0/24", "100.80.0.2/32")
 	s.Paths = append(s.Paths, v1alpha1.Path{Name: "consumer", Endpoint: fmt.Sprintf("127.0.0.1:%d", b.port), Bias: "20ms"})
-	pc := config.PrivateKey{1, 2, 3}
+	pc := keys.Private{1, 2, 3}
 	cSpec := spec(pc.PublicKey().String(), 9, "10.99.0.0/24")
 	// provider-c first: it clashes until provider-b lets go of the prefix.
 	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-c", label("provider-a"), cSpec); err != nil {
@@ -429,7 +430,7 @@ spec:
 	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-x", label("provider-a"), bad); err != nil {
 		t.Fatal(err)
 	}
-	outside := spec(config.PrivateKey{9}.PublicKey().String(), 9, "192.168.7.0/24")
+	outside := spec(keys.Private{9}.PublicKey().String(), 9, "192.168.7.0/24")
 	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-y", label("provider-a"), outside); err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +465,7 @@ spec:
 
 	// A valid new peer, then a change to it, then a deletion: B's traffic
 	// does not notice.
-	dSpec := spec(config.PrivateKey{4}.PublicKey().String(), 9, "10.98.0.0/24")
+	dSpec := spec(keys.Private{4}.PublicKey().String(), 9, "10.98.0.0/24")
 	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-d", label("provider-a"), dSpec); err != nil {
 		t.Fatal(err)
 	}

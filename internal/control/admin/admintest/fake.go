@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 var _ admin.Source = (*Source)(nil)
@@ -17,18 +18,18 @@ var _ admin.Source = (*Source)(nil)
 // for concurrent use.
 type Source struct {
 	mu        sync.Mutex
-	status    admin.Status
+	status    status.Status
 	statusErr error
 	ready     bool
 	reason    string
-	pings     map[string][]admin.PingResult
+	pings     map[string][]status.PingResult
 	pingErr   error
 	pingHook  func(ctx context.Context, peer string) error
 	pinged    []string
 }
 
 // SetStatus sets what Status returns.
-func (s *Source) SetStatus(st admin.Status) {
+func (s *Source) SetStatus(st status.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.status = st
@@ -42,11 +43,11 @@ func (s *Source) SetReady(ready bool, reason string) {
 }
 
 // SetPing makes Ping(peer) return r; peers never set are unknown.
-func (s *Source) SetPing(peer string, r []admin.PingResult) {
+func (s *Source) SetPing(peer string, r []status.PingResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pings == nil {
-		s.pings = make(map[string][]admin.PingResult)
+		s.pings = make(map[string][]status.PingResult)
 	}
 	s.pings[peer] = r
 }
@@ -83,11 +84,11 @@ func (s *Source) SetStatusError(err error) {
 }
 
 // Status implements admin.Source.
-func (s *Source) Status(context.Context) (admin.Status, error) {
+func (s *Source) Status(context.Context) (status.Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.statusErr != nil {
-		return admin.Status{}, s.statusErr
+		return status.Status{}, s.statusErr
 	}
 	return s.status, nil
 }
@@ -100,7 +101,7 @@ func (s *Source) Ready() (bool, string) {
 }
 
 // Ping implements admin.Source.
-func (s *Source) Ping(ctx context.Context, peer string) ([]admin.PingResult, error) {
+func (s *Source) Ping(ctx context.Context, peer string) ([]status.PingResult, error) {
 	s.mu.Lock()
 	s.pinged = append(s.pinged, peer)
 	hook := s.pingHook
@@ -119,5 +120,5 @@ func (s *Source) Ping(ctx context.Context, peer string) ([]admin.PingResult, err
 	if s.pingErr != nil {
 		return nil, s.pingErr
 	}
-	return append([]admin.PingResult(nil), r...), nil
+	return append([]status.PingResult(nil), r...), nil
 }

@@ -1,11 +1,11 @@
-package admin_test
+package status_test
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/status"
 )
 
 func TestTimeJSON(t *testing.T) {
@@ -18,17 +18,17 @@ func TestTimeJSON(t *testing.T) {
 		{time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC), `"2026-11-30T02:00:00Z"`},
 		{time.Date(2026, 11, 30, 3, 0, 0, 250e6, berlin), `"2026-11-30T02:00:00.25Z"`},
 	} {
-		b, err := json.Marshal(admin.At(tc.in))
+		b, err := json.Marshal(status.At(tc.in))
 		if err != nil || string(b) != tc.want {
 			t.Errorf("Marshal(%v) = %s, %v; want %s", tc.in, b, err, tc.want)
 		}
-		var back admin.Time
+		var back status.Time
 		if err := json.Unmarshal(b, &back); err != nil || !back.Equal(tc.in) {
 			t.Errorf("Unmarshal(%s) = %v, %v; want %v", b, back, err, tc.in)
 		}
 	}
 	for _, bad := range []string{`"yesterday"`, `12`, `"2026-11-30"`} {
-		var v admin.Time
+		var v status.Time
 		if err := json.Unmarshal([]byte(bad), &v); err == nil {
 			t.Errorf("Unmarshal(%s) accepted", bad)
 		}
@@ -42,7 +42,7 @@ func FuzzTimeJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var v admin.Time
+		var v status.Time
 		if json.Unmarshal(b, &v) != nil {
 			return
 		}
@@ -54,7 +54,7 @@ func FuzzTimeJSON(f *testing.F) {
 			}
 			t.Fatalf("Marshal(%v): %v", v.Time, err)
 		}
-		var back admin.Time
+		var back status.Time
 		if err := json.Unmarshal(out, &back); err != nil || !back.Equal(v.Time) {
 			t.Fatalf("round trip of %s: %s -> %v, %v", b, out, back, err)
 		}
