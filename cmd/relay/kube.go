@@ -14,8 +14,8 @@ import (
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/kube/provider"
 	"github.com/liqo-relay/relay/internal/version"
-	"github.com/liqo-relay/relay/pkg/kube/provider"
 )
 
 // kubeOpts are the flags of Kubernetes mode (docs/kubernetes.md).

@@ -9,8 +9,8 @@ import (
 	"syscall"
 
 	"github.com/liqo-relay/relay/internal/core/config"
-	"github.com/liqo-relay/relay/pkg/kube/operator"
-	"github.com/liqo-relay/relay/pkg/kube/provider"
+	"github.com/liqo-relay/relay/internal/kube/consumer/operator"
+	"github.com/liqo-relay/relay/internal/kube/provider"
 )
 
 // cmdOperator runs the consumer-side operator (docs/operator.md).

@@ -46,14 +46,14 @@ var forbiddenAnywhere = []string{"gvisor.dev/", "golang.zx2c4.com/wireguard", "k
 // confined maps a dependency prefix to the package prefixes allowed to import it directly.
 var confined = map[string][]string{
 	"gvisor.dev/": {module + "/internal/dataplane/tun"},
-	// Kubernetes stays in the controllers (pkg/kube/...), the API types
+	// Kubernetes stays in the controllers (internal/kube/...), the API types
 	// (api/, apimachinery only) and test tooling that drives real API
 	// servers: the relay's core and shells never see it.
-	"k8s.io/client-go":     {module + "/pkg/kube/", module + "/test/"},
-	"k8s.io/api/":          {module + "/pkg/kube/", module + "/test/"},
-	"k8s.io/apimachinery/": {module + "/pkg/kube/", module + "/api/", module + "/test/"},
-	"sigs.k8s.io/":         {module + "/pkg/kube/", module + "/test/"},
-	module + "/api/":       {module + "/pkg/kube/", module + "/test/", module + "/api/"},
+	"k8s.io/client-go":     {module + "/internal/kube/", module + "/test/"},
+	"k8s.io/api/":          {module + "/internal/kube/", module + "/test/"},
+	"k8s.io/apimachinery/": {module + "/internal/kube/", module + "/api/", module + "/test/"},
+	"sigs.k8s.io/":         {module + "/internal/kube/", module + "/test/"},
+	module + "/api/":       {module + "/internal/kube/", module + "/test/", module + "/api/"},
 	// The kernel shells, and the real-Liqo lab's load balancer (routes in
 	// the lab's underlay router).
 	"github.com/vishvananda/netlink": {module + "/internal/dataplane/tun", module + "/internal/dataplane/liqonet", module + "/internal/testbed/netns", module + "/test/liqo/labservices"},
