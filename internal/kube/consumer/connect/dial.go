@@ -17,6 +17,7 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/kube/client"
+	"github.com/liqo-relay/relay/internal/kube/consumer/peering"
 	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
 
@@ -57,7 +58,7 @@ type providerConn struct {
 
 var _ Dialer = (*kubeDialer)(nil)
 
-func (d *kubeDialer) Provider(ctx context.Context, fc liqo.ForeignCluster, override *v1alpha1.KubeconfigSecretRef) (Provider, error) {
+func (d *kubeDialer) Provider(ctx context.Context, fc peering.ForeignCluster, override *v1alpha1.KubeconfigSecretRef) (Provider, error) {
 	ns, name, key := d.ns, "", liqo.KubeconfigKey
 	if override != nil {
 		name = override.Name
@@ -67,7 +68,7 @@ func (d *kubeDialer) Provider(ctx context.Context, fc liqo.ForeignCluster, overr
 	} else {
 		ns = fc.LocalTenant
 		var err error
-		if name, err = liqo.KubeconfigSecretName(ctx, d.dyn, fc); err != nil {
+		if name, err = peering.KubeconfigSecretName(ctx, d.dyn, fc); err != nil {
 			return nil, fmt.Errorf("credentials for %s: %w", fc.ID, err)
 		}
 	}
@@ -112,7 +113,7 @@ func (d *kubeDialer) Provider(ctx context.Context, fc liqo.ForeignCluster, overr
 
 // watch starts the Relay and RelayPeer informers of one provider; they
 // stop with ctx.
-func (d *kubeDialer) watch(ctx context.Context, fc liqo.ForeignCluster, rc *client.Client) {
+func (d *kubeDialer) watch(ctx context.Context, fc peering.ForeignCluster, rc *client.Client) {
 	ns, id := fc.RemoteTenant, fc.ID
 	notify := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { d.changed(id) },

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/kube/consumer/peering"
 	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
 
@@ -31,7 +32,7 @@ current-context: c
 }
 
 func TestDialerCachesPerProviderAndReconnectsOnSecretChange(t *testing.T) {
-	fc := liqo.ForeignCluster{ID: "a", LocalTenant: "liqo-tenant-a", RemoteTenant: "tenant-c"}
+	fc := peering.ForeignCluster{ID: "a", LocalTenant: "liqo-tenant-a", RemoteTenant: "tenant-c"}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: fc.LocalTenant, Name: "kubeconfig-controlplane-a", ResourceVersion: "1"},
 		Data:       map[string][]byte{"kubeconfig": kubeconfigFor("https://127.0.0.1:1")},
@@ -78,7 +79,7 @@ func TestDialerCachesPerProviderAndReconnectsOnSecretChange(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "liqo-relay/a-admin has no data.kubeconfig") {
 		t.Errorf("missing key: %v", err)
 	}
-	_, err = d.Provider(ctx, liqo.ForeignCluster{ID: "b", LocalTenant: "liqo-tenant-b"}, nil)
+	_, err = d.Provider(ctx, peering.ForeignCluster{ID: "b", LocalTenant: "liqo-tenant-b"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "controlplane-b") {
 		t.Errorf("no Identity: %v", err)
 	}

@@ -14,15 +14,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/kube/consumer/peering"
 	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
-	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
 
 // fakeConsumer is the consumer cluster in memory, with a stand-in for
 // Liqo's IPAM (ipam fills status.ip of new IPs).
 type fakeConsumer struct {
 	mu      sync.Mutex
-	fcs     map[string]liqo.ForeignCluster
+	fcs     map[string]peering.ForeignCluster
 	remaps  map[string][]podmap.Remap
 	pods    []podmap.Pod
 	ips     map[string]*RelayIP
@@ -31,17 +31,17 @@ type fakeConsumer struct {
 	writes  []string // "create-ip x", "delete-ip x", "status f", "update f"
 }
 
-func (c *fakeConsumer) ForeignCluster(_ context.Context, id string) (liqo.ForeignCluster, error) {
+func (c *fakeConsumer) ForeignCluster(_ context.Context, id string) (peering.ForeignCluster, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fc, ok := c.fcs[id]
 	if !ok {
-		return liqo.ForeignCluster{}, fmt.Errorf("%s: %w", id, ErrUnknownCluster)
+		return peering.ForeignCluster{}, fmt.Errorf("%s: %w", id, ErrUnknownCluster)
 	}
 	return fc, nil
 }
 
-func (c *fakeConsumer) PodRemaps(_ context.Context, fc liqo.ForeignCluster) ([]podmap.Remap, error) {
+func (c *fakeConsumer) PodRemaps(_ context.Context, fc peering.ForeignCluster) ([]podmap.Remap, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.remaps[fc.ID]), nil
@@ -206,7 +206,7 @@ func (p *fakeProvider) GatewayIP(context.Context, string, string) (netip.Addr, e
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.gateway.IsValid() {
-		return netip.Addr{}, fmt.Errorf("no gateway: %w", liqo.ErrNotReady)
+		return netip.Addr{}, fmt.Errorf("no gateway: %w", peering.ErrNotReady)
 	}
 	return p.gateway, nil
 }
@@ -292,7 +292,7 @@ type fakeDialer struct {
 	dials     []string
 }
 
-func (d *fakeDialer) Provider(_ context.Context, fc liqo.ForeignCluster, override *v1alpha1.KubeconfigSecretRef) (Provider, error) {
+func (d *fakeDialer) Provider(_ context.Context, fc peering.ForeignCluster, override *v1alpha1.KubeconfigSecretRef) (Provider, error) {
 	p, ok := d.providers[fc.ID]
 	if !ok {
 		return nil, fmt.Errorf("no credentials for %s", fc.ID)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/kube/client"
+	"github.com/liqo-relay/relay/internal/kube/consumer/peering"
 	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
 	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
@@ -29,16 +30,16 @@ type kubeConsumer struct {
 
 var _ Consumer = (*kubeConsumer)(nil)
 
-func (k *kubeConsumer) ForeignCluster(ctx context.Context, id string) (liqo.ForeignCluster, error) {
-	return liqo.GetForeignCluster(ctx, k.dyn, id)
+func (k *kubeConsumer) ForeignCluster(ctx context.Context, id string) (peering.ForeignCluster, error) {
+	return peering.GetForeignCluster(ctx, k.dyn, id)
 }
 
-func (k *kubeConsumer) PodRemaps(ctx context.Context, fc liqo.ForeignCluster) ([]podmap.Remap, error) {
-	return liqo.ConsumerPodRemaps(ctx, k.dyn, fc)
+func (k *kubeConsumer) PodRemaps(ctx context.Context, fc peering.ForeignCluster) ([]podmap.Remap, error) {
+	return peering.ConsumerPodRemaps(ctx, k.dyn, fc)
 }
 
 func (k *kubeConsumer) OffloadedPods(ctx context.Context) ([]podmap.Pod, error) {
-	return liqo.OffloadedPods(ctx, k.dyn)
+	return peering.OffloadedPods(ctx, k.dyn)
 }
 
 func (k *kubeConsumer) RelayIPs(ctx context.Context, provider string) ([]RelayIP, error) {
@@ -144,7 +145,7 @@ func (p *kubeProvider) GatewayIP(ctx context.Context, ns, consumerID string) (ne
 		}
 		s, _, _ := unstructured.NestedString(o.Object, "status", "internalEndpoint", "ip")
 		if s == "" {
-			return netip.Addr{}, fmt.Errorf("%s %s/%s: status.internalEndpoint.ip not set yet: %w", kind, ns, consumerID, liqo.ErrNotReady)
+			return netip.Addr{}, fmt.Errorf("%s %s/%s: status.internalEndpoint.ip not set yet: %w", kind, ns, consumerID, peering.ErrNotReady)
 		}
 		a, err := netip.ParseAddr(s)
 		if err != nil {
@@ -152,11 +153,11 @@ func (p *kubeProvider) GatewayIP(ctx context.Context, ns, consumerID string) (ne
 		}
 		return a, nil
 	}
-	return netip.Addr{}, fmt.Errorf("no GatewayServer or GatewayClient %s in %s: %w", consumerID, ns, liqo.ErrNotReady)
+	return netip.Addr{}, fmt.Errorf("no GatewayServer or GatewayClient %s in %s: %w", consumerID, ns, peering.ErrNotReady)
 }
 
 func (p *kubeProvider) ExternalRemap(ctx context.Context, ns, consumerID string) (podmap.Remap, error) {
-	return liqo.ProviderExternalRemap(ctx, p.dyn, ns, consumerID)
+	return peering.ProviderExternalRemap(ctx, p.dyn, ns, consumerID)
 }
 
 func (p *kubeProvider) RelayPeer(ctx context.Context, ns, name string) (*v1alpha1.RelayPeer, error) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/kube/consumer/peering"
 	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
-	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
 
 // mapping reads the remappings of both sides, makes sure each relay has
@@ -20,7 +20,7 @@ func (r *Reconciler) mapping(ctx context.Context, f *v1alpha1.ForeignClusterConn
 		if s.pods, err = r.Consumer.PodRemaps(ctx, s.fc); err == nil {
 			s.external, err = s.prov.ExternalRemap(ctx, s.fc.RemoteTenant, r.ConsumerID)
 		}
-		if errors.Is(err, liqo.ErrNotReady) {
+		if errors.Is(err, peering.ErrNotReady) {
 			st.wait(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonLiqoNotReady, "%s: %v", s.id, err)
 			return podmap.Result{}, errRequeue{waitPoll}
 		}
@@ -90,7 +90,7 @@ func directPath(f *v1alpha1.ForeignClusterConnection) bool {
 // one created.
 func (r *Reconciler) relayEndpoint(ctx context.Context, st *status, s *side) error {
 	gw, err := s.prov.GatewayIP(ctx, s.fc.RemoteTenant, r.ConsumerID)
-	if errors.Is(err, liqo.ErrNotReady) {
+	if errors.Is(err, peering.ErrNotReady) {
 		st.wait(v1alpha1.ConditionAddressesMapped, v1alpha1.ReasonLiqoNotReady, "%s: %v", s.id, err)
 		st.pending = true
 		return nil

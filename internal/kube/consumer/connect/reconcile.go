@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/kube/consumer/peering"
 	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
-	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
 
 // DefaultGiveUp is how long a deleting FCC waits for an unreachable
@@ -102,7 +102,7 @@ func (r *Reconciler) event(f *v1alpha1.ForeignClusterConnection, typ, reason, no
 type side struct {
 	id       string
 	override *v1alpha1.KubeconfigSecretRef
-	fc       liqo.ForeignCluster
+	fc       peering.ForeignCluster
 	prov     Provider
 	relay    *v1alpha1.Relay
 	pods     []podmap.Remap
@@ -161,7 +161,7 @@ func (r *Reconciler) connect(ctx context.Context, f *v1alpha1.ForeignClusterConn
 			st.fail(v1alpha1.ConditionClustersKnown, v1alpha1.ReasonUnknownCluster,
 				"no ForeignCluster has cluster ID %q: check spec.clusterA/B against `kubectl get foreignclusters`", s.id)
 			return nil
-		case errors.Is(err, liqo.ErrNotReady):
+		case errors.Is(err, peering.ErrNotReady):
 			st.wait(v1alpha1.ConditionClustersKnown, v1alpha1.ReasonLiqoNotReady, "%v", err)
 			return errRequeue{waitPoll}
 		case err != nil && fc.ID != "":

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/kube/consumer/peering"
 	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
-	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
 
 const (
@@ -48,7 +48,7 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	w := &world{t: t, events: &fakeRecorder{}, clock: &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}}
 	w.c = &fakeConsumer{
-		fcs: map[string]liqo.ForeignCluster{
+		fcs: map[string]peering.ForeignCluster{
 			"a": {ID: "a", LocalTenant: "liqo-tenant-a", RemoteTenant: tenA, Role: "Provider", NetworkEstablished: true},
 			"b": {ID: "b", LocalTenant: "liqo-tenant-b", RemoteTenant: tenB, Role: "Provider", NetworkEstablished: true},
 		},
@@ -464,7 +464,7 @@ func TestDeletionRemovesRelayPeersAndIPs(t *testing.T) {
 
 func TestDeletionKeepsIPsAnotherFCCUses(t *testing.T) {
 	w := newWorld(t)
-	w.c.fcs["d"] = liqo.ForeignCluster{ID: "d", LocalTenant: "liqo-tenant-d", RemoteTenant: "tenant-d", Role: "Provider"}
+	w.c.fcs["d"] = peering.ForeignCluster{ID: "d", LocalTenant: "liqo-tenant-d", RemoteTenant: "tenant-d", Role: "Provider"}
 	w.addFCC("ab", "a", "b", time.Hour)
 	w.addFCC("ad", "a", "d", time.Hour)
 	w.settle("ab")

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/kube/consumer/peering"
 	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
-	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
 
 // ErrUnknownCluster marks a cluster ID no ForeignCluster of the consumer has.
-var ErrUnknownCluster = liqo.ErrUnknownCluster
+var ErrUnknownCluster = peering.ErrUnknownCluster
 
 // ErrConflict marks a write refused because the object changed since it
 // was read: the sync is retried.
@@ -35,10 +35,10 @@ type RelayIP struct {
 type Consumer interface {
 	// ForeignCluster returns the ForeignCluster of id, an error wrapping
 	// ErrUnknownCluster when there is none, or one wrapping
-	// liqo.ErrNotReady while Liqo has not filled it in.
-	ForeignCluster(ctx context.Context, id string) (liqo.ForeignCluster, error)
+	// peering.ErrNotReady while Liqo has not filled it in.
+	ForeignCluster(ctx context.Context, id string) (peering.ForeignCluster, error)
 	// PodRemaps returns provider fc's pod CIDRs and the consumer's view.
-	PodRemaps(ctx context.Context, fc liqo.ForeignCluster) ([]podmap.Remap, error)
+	PodRemaps(ctx context.Context, fc peering.ForeignCluster) ([]podmap.Remap, error)
 	// OffloadedPods returns the IPs Liqo made for offloaded pods.
 	OffloadedPods(ctx context.Context) ([]podmap.Pod, error)
 	// RelayIPs returns the IPs the operator created for provider's relay.
@@ -58,7 +58,7 @@ type Dialer interface {
 	// Secret override names (in the operator's namespace) or, when nil,
 	// with Liqo's control-plane kubeconfig for fc. Clients are cached and
 	// rebuilt when their Secret changes.
-	Provider(ctx context.Context, fc liqo.ForeignCluster, override *v1alpha1.KubeconfigSecretRef) (Provider, error)
+	Provider(ctx context.Context, fc peering.ForeignCluster, override *v1alpha1.KubeconfigSecretRef) (Provider, error)
 }
 
 // Provider is what Sync reads and writes in one provider, in its tenant

@@ -1,4 +1,4 @@
-package liqo
+package peering
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
+	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
 
 func obj(gvr schema.GroupVersionResource, kind, ns, name string, labels map[string]string, fields map[string]any) *unstructured.Unstructured {
@@ -28,7 +29,7 @@ func obj(gvr schema.GroupVersionResource, kind, ns, name string, labels map[stri
 
 func fakeClient(objs ...runtime.Object) *dynfake.FakeDynamicClient {
 	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		ForeignClusters: "ForeignClusterList", Identities: "IdentityList", Configurations: "ConfigurationList", IPs: "IPList",
+		liqo.ForeignClusters: "ForeignClusterList", liqo.Identities: "IdentityList", liqo.Configurations: "ConfigurationList", liqo.IPs: "IPList",
 	}, objs...)
 }
 
@@ -42,20 +43,20 @@ func configured(cidrKind string, spec, seen []any) map[string]any {
 func TestReadConsumerSide(t *testing.T) {
 	ctx := context.Background()
 	dyn := fakeClient(
-		obj(ForeignClusters, "ForeignCluster", "", "provider-a", map[string]string{RemoteClusterIDLabel: "provider-a"}, map[string]any{
+		obj(liqo.ForeignClusters, "ForeignCluster", "", "provider-a", map[string]string{liqo.RemoteClusterIDLabel: "provider-a"}, map[string]any{
 			"spec": map[string]any{"clusterID": "provider-a"},
 			"status": map[string]any{"role": "Provider", "tenantNamespace": map[string]any{"local": "liqo-tenant-provider-a", "remote": "liqo-tenant-consumer"},
 				"modules": map[string]any{"networking": map[string]any{"enabled": true, "conditions": []any{map[string]any{"type": "NetworkConnectionStatus", "status": "Established"}}}}},
 		}),
-		obj(Identities, "Identity", "liqo-tenant-provider-a", "controlplane-provider-a", nil, map[string]any{
+		obj(liqo.Identities, "Identity", "liqo-tenant-provider-a", "controlplane-provider-a", nil, map[string]any{
 			"status": map[string]any{"kubeconfigSecretRef": map[string]any{"name": "kubeconfig-controlplane-provider-a"}}}),
-		obj(Configurations, "Configuration", "liqo-tenant-provider-a", "provider-a", map[string]string{RemoteClusterIDLabel: "provider-a"},
+		obj(liqo.Configurations, "Configuration", "liqo-tenant-provider-a", "provider-a", map[string]string{liqo.RemoteClusterIDLabel: "provider-a"},
 			configured("pod", []any{"10.244.0.0/16"}, []any{"10.71.0.0/16"})),
-		obj(IPs, "IP", "default", "web-1", map[string]string{OffloadedPodLabel: "web-1", OffloadedPodNSLabel: "default"}, map[string]any{
+		obj(liqo.IPs, "IP", "default", "web-1", map[string]string{liqo.OffloadedPodLabel: "web-1", liqo.OffloadedPodNSLabel: "default"}, map[string]any{
 			"spec": map[string]any{"ip": "10.71.1.5"}, "status": map[string]any{"ip": "10.70.0.11"}}),
-		obj(IPs, "IP", "default", "web-2", map[string]string{OffloadedPodLabel: "web-2", OffloadedPodNSLabel: "default"}, map[string]any{
+		obj(liqo.IPs, "IP", "default", "web-2", map[string]string{liqo.OffloadedPodLabel: "web-2", liqo.OffloadedPodNSLabel: "default"}, map[string]any{
 			"spec": map[string]any{"ip": "10.71.1.6"}}),
-		obj(IPs, "IP", "default", "relay-endpoint", nil, map[string]any{"spec": map[string]any{"ip": "10.71.9.9"}}),
+		obj(liqo.IPs, "IP", "default", "relay-endpoint", nil, map[string]any{"spec": map[string]any{"ip": "10.71.9.9"}}),
 	)
 	fc, err := GetForeignCluster(ctx, dyn, "provider-a")
 	if err != nil {
@@ -83,11 +84,11 @@ func TestReadConsumerSide(t *testing.T) {
 func TestNotReadyAndErrors(t *testing.T) {
 	ctx := context.Background()
 	dyn := fakeClient(
-		obj(ForeignClusters, "ForeignCluster", "", "c", map[string]string{RemoteClusterIDLabel: "c"}, map[string]any{
+		obj(liqo.ForeignClusters, "ForeignCluster", "", "c", map[string]string{liqo.RemoteClusterIDLabel: "c"}, map[string]any{
 			"spec": map[string]any{"clusterID": "c"}, "status": map[string]any{"role": "Consumer"}}),
-		obj(ForeignClusters, "ForeignCluster", "", "p", map[string]string{RemoteClusterIDLabel: "p"}, map[string]any{
+		obj(liqo.ForeignClusters, "ForeignCluster", "", "p", map[string]string{liqo.RemoteClusterIDLabel: "p"}, map[string]any{
 			"spec": map[string]any{"clusterID": "p"}, "status": map[string]any{"role": "Provider"}}),
-		obj(Configurations, "Configuration", "t", "x", map[string]string{RemoteClusterIDLabel: "x"}, map[string]any{
+		obj(liqo.Configurations, "Configuration", "t", "x", map[string]string{liqo.RemoteClusterIDLabel: "x"}, map[string]any{
 			"spec": map[string]any{"remote": map[string]any{"cidr": map[string]any{"external": []any{"10.70.0.0/16"}}}}}),
 	)
 	if _, err := GetForeignCluster(ctx, dyn, "nope"); err == nil || !strings.Contains(err.Error(), `no ForeignCluster has spec.clusterID "nope"`) {
