@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/liqo-relay/relay/internal/kube/provider"
+	"github.com/liqo-relay/relay/internal/kube/client"
 	"github.com/liqo-relay/relay/internal/kube/webhook"
 )
 
@@ -30,7 +30,7 @@ func cmdInject(args []string, stderr io.Writer) error {
 		h = slog.NewTextHandler(stderr, nil)
 	}
 	o.Log = slog.New(h).With("component", "inject")
-	provider.RouteClientLogs(o.Log)
+	client.RouteClientLogs(o.Log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return webhook.Run(ctx, o)

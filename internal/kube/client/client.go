@@ -1,8 +1,11 @@
-// Package client is a small typed client for the liqo-relay API
-// (api/v1alpha1) over client-go's REST client: list, watch, get, create and
-// server-side apply of Relays and RelayPeers and of their status. It keeps
-// generated clientsets out of the project; the controllers depend on the
-// narrow interfaces they need, with fakes beside them in their tests.
+// Package client is how every side's process reaches an API server: the
+// REST configuration of a kubeconfig or of the pod (RESTConfig), client-go's
+// own logs routed into the process's slog (RouteClientLogs), and a small
+// typed client for the liqo-relay API (api/v1alpha1) over client-go's REST
+// client: list, watch, get, create and server-side apply of Relays and
+// RelayPeers and of their status, and the ForeignClusterConnections. It
+// keeps generated clientsets out of the project; the controllers depend on
+// the narrow interfaces they need, with fakes beside them in their tests.
 package client
 
 import (

@@ -19,10 +19,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/core/config"
@@ -49,7 +47,7 @@ type Cluster struct {
 // Connect reaches the API server of kubeconfig, or the in-cluster one when
 // kubeconfig is empty. namespace defaults to the pod's namespace.
 func Connect(kubeconfig, namespace string) (*Cluster, error) {
-	cfg, err := RESTConfig(kubeconfig)
+	cfg, err := client.RESTConfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -71,22 +69,6 @@ func Connect(kubeconfig, namespace string) (*Cluster, error) {
 	return &Cluster{Namespace: namespace, core: core, relays: rc}, nil
 }
 
-// RESTConfig is the client configuration of kubeconfig, or the in-cluster
-// one when kubeconfig is empty.
-func RESTConfig(kubeconfig string) (*rest.Config, error) {
-	var cfg *rest.Config
-	var err error
-	if kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes: %w", err)
-	}
-	return cfg, nil
-}
-
 func podNamespace(kubeconfig string) (string, error) {
 	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
 		return ns, nil
@@ -104,13 +86,6 @@ func podNamespace(kubeconfig string) (string, error) {
 		}
 	}
 	return "", errors.New("kubernetes: no namespace: pass --namespace, or set POD_NAMESPACE")
-}
-
-// RouteClientLogs sends client-go's own logs (klog: watch failures, retries
-// while the API server is away) to log, so they are part of the relay's
-// structured log instead of lines of another format on stderr.
-func RouteClientLogs(log *slog.Logger) {
-	klog.SetSlogLogger(log.With("component", "client-go"))
 }
 
 // LoadKey fills cfg's private key from its privateKeySecret, creating the

@@ -26,9 +26,9 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/liqo-relay/relay/internal/kube/client"
 	"github.com/liqo-relay/relay/internal/kube/consumer/connect"
 	"github.com/liqo-relay/relay/internal/kube/liqo"
-	"github.com/liqo-relay/relay/internal/kube/provider"
 )
 
 // Options of Run; the flags of `relay operator` (docs/operator.md).
@@ -258,7 +258,7 @@ func elect(ctx context.Context, wg *sync.WaitGroup, o Options, core kubernetes.I
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
-	cfg, err := provider.RESTConfig(kubeconfig)
+	cfg, err := client.RESTConfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
