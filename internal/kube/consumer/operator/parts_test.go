@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,26 +21,11 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/liqo-relay/relay/internal/kube/liqo"
+	"github.com/liqo-relay/relay/test/k8s/fakeapi"
 )
 
-func writeKubeconfig(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	data := `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://192.0.2.1:6443"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-`
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestConnectConsumer(t *testing.T) {
-	cfg, core, err := connectConsumer(writeKubeconfig(t))
+	cfg, core, err := connectConsumer(fakeapi.Kubeconfig(t, "https://192.0.2.1:6443"))
 	if err != nil {
 		t.Fatal(err)
 	}
