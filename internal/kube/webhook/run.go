@@ -2,12 +2,9 @@ package webhook
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -15,12 +12,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
+	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -66,69 +64,39 @@ func LoadSidecar(path string) (*Sidecar, error) {
 	return s, nil
 }
 
-// Run serves the webhook and runs the controller until ctx ends.
+// Run serves the webhook and runs the controller until ctx ends: it
+// builds the clients, the serving certificate (startCerts), the informers
+// and the controller, serves the webhook, /metrics and the probes
+// (servers.go), and keeps the certificates good (reconcileCerts).
 func Run(ctx context.Context, o Options) error {
 	log := o.Log
 	sc, err := LoadSidecar(o.SidecarFile)
 	if err != nil {
 		return err
 	}
-	var cfg *rest.Config
-	if o.Kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	cs, dyn, err := newClients(o.Kubeconfig)
 	if err != nil {
-		return fmt.Errorf("API server configuration: %w", err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("API client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("API client: %w", err)
+		return err
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := NewMetrics(reg)
-
 	clusterID := cachedClusterID(sc, cs)
-	hosts := append(ServiceHosts(o.Service, o.Namespace), o.ExtraHosts...)
-	certs := &Certs{Dir: o.CertDir, Hosts: hosts, CertManager: o.CertManager, WebhookConfig: o.WebhookConfig, Client: cs, Log: log, Metrics: m}
-	if err := certs.Reconcile(ctx, time.Now()); err != nil {
-		if !certs.Ready() {
-			return err
-		}
-		log.Warn("certificates: will retry", "err", err) // served, caBundle not written yet
+	certs, err := startCerts(ctx, o, cs, log, m)
+	if err != nil {
+		return err
 	}
 
-	gwPods := informers.NewSharedInformerFactoryWithOptions(cs, 10*time.Minute,
-		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = ComponentLabel + "=" + ComponentGateway }))
-	all := informers.NewSharedInformerFactory(cs, 10*time.Minute)
-	podInf := gwPods.Core().V1().Pods()
-	nsInf := all.Core().V1().Namespaces()
-
+	inf := newInformers(cs)
 	eb := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
 	ctl := NewController(ControllerOptions{
-		Client: cs, Dynamic: dyn, Sidecar: sc, Pods: podInf.Lister(), ClusterID: clusterID,
+		Client: cs, Dynamic: dyn, Sidecar: sc, Pods: inf.pods.Lister(), ClusterID: clusterID,
 		Events: eb.NewRecorder(scheme.Scheme, "liqo-relay-inject"), Metrics: m, Log: log,
 	})
-	if _, err := podInf.Informer().AddEventHandler(ctl.PodHandler()); err != nil {
+	if _, err := inf.pods.Informer().AddEventHandler(ctl.PodHandler()); err != nil {
 		return fmt.Errorf("pod informer: %w", err)
 	}
-	nsLister := nsInf.Lister()
-	h := &Handler{
-		Sidecar: sc, ClusterID: clusterID, Log: log, Metrics: m,
-		NamespaceLabels: func(ns string) (map[string]string, error) {
-			n, err := nsLister.Get(ns)
-			if err != nil {
-				return nil, err
-			}
-			return n.Labels, nil
-		},
-	}
+	h := &Handler{Sidecar: sc, ClusterID: clusterID, Log: log, Metrics: m, NamespaceLabels: namespaceLabels(inf.namespaces.Lister())}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -136,107 +104,127 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("events: %w", err)
 	}
 	defer eb.Shutdown()
-	gwPods.Start(ctx.Done())
-	all.Start(ctx.Done())
-	defer gwPods.Shutdown()
-	defer all.Shutdown()
+	inf.start(ctx)
+	defer inf.shutdown()
 
 	var synced atomic.Bool
-	ready := func() bool { return synced.Load() && certs.Ready() }
-
-	mux := http.NewServeMux()
-	mux.Handle(WebhookPath, h)
-	webhook := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
-		ErrorLog:  slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	metricsMux := http.NewServeMux()
-	metricsMux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	metricsSrv := &http.Server{Handler: metricsMux, ReadHeaderTimeout: 10 * time.Second}
-	healthMux := http.NewServeMux()
-	healthMux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	healthMux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready() {
-			http.Error(w, "not ready: informers syncing or no certificate", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	healthSrv := &http.Server{Handler: healthMux, ReadHeaderTimeout: 10 * time.Second}
-
-	type served struct {
-		srv *http.Server
-		ln  net.Listener
-		tls bool
+	srvs, err := listen([]server{webhookServer(o.Listen, h, certs, log), metricsServer(o.MetricsListen, reg),
+		healthServer(o.HealthListen, func() bool { return synced.Load() && certs.Ready() })})
+	if err != nil {
+		return err
 	}
-	var srvs []served
-	for _, s := range []struct {
-		srv  *http.Server
-		addr string
-		tls  bool
-	}{{webhook, o.Listen, true}, {metricsSrv, o.MetricsListen, false}, {healthSrv, o.HealthListen, false}} {
-		ln, err := net.Listen("tcp", s.addr)
-		if err != nil {
-			for _, x := range srvs {
-				x.ln.Close()
-			}
-			return fmt.Errorf("listening on %s: %w", s.addr, err)
-		}
-		srvs = append(srvs, served{s.srv, ln, s.tls})
-	}
-	errc := make(chan error, len(srvs))
 	var wg sync.WaitGroup
-	for _, s := range srvs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var err error
-			if s.tls {
-				err = s.srv.ServeTLS(s.ln, "", "")
-			} else {
-				err = s.srv.Serve(s.ln)
-			}
-			if !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("serving on %s: %w", s.ln.Addr(), err)
-			}
-		}()
-	}
+	errc := srvs.serve(&wg)
 	defer func() {
 		cancel() // the controller's goroutine ends with ctx; wg waits for it
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		for _, s := range srvs {
-			_ = s.srv.Shutdown(sctx)
-		}
+		srvs.shutdown(5 * time.Second)
 		wg.Wait()
 	}()
-	log.Info("relay inject serving", "webhook", srvs[0].ln.Addr().String(), "metrics", srvs[1].ln.Addr().String(),
-		"health", srvs[2].ln.Addr().String(), "mode", sc.Mode, "certManager", o.CertManager)
+	addrs := srvs.addrs()
+	log.Info("relay inject serving", "webhook", addrs[0].String(), "metrics", addrs[1].String(),
+		"health", addrs[2].String(), "mode", sc.Mode, "certManager", o.CertManager)
 
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if cache.WaitForCacheSync(ctx.Done(), podInf.Informer().HasSynced, nsInf.Informer().HasSynced) {
+	wg.Go(func() {
+		if inf.waitForSync(ctx) {
 			synced.Store(true)
 			ctl.Run(ctx)
 		}
-	}()
+	})
 	if o.Ready != nil {
-		o.Ready(srvs[0].ln.Addr(), srvs[1].ln.Addr(), srvs[2].ln.Addr())
+		o.Ready(addrs[0], addrs[1], addrs[2])
 	}
-
 	tick := time.NewTicker(certCheckEvery)
 	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-errc:
-			return err
-		case now := <-tick.C:
-			if err := certs.Reconcile(ctx, now); err != nil {
-				log.Error("certificates", "err", err)
-			}
+	return reconcileCerts(ctx, certs.Reconcile, errc, tick.C, log)
+}
+
+// newClients builds the clients of the API server of kubeconfig, or of the
+// pod's when it is empty.
+func newClients(kubeconfig string) (kubernetes.Interface, dynamic.Interface, error) {
+	var cfg *rest.Config
+	var err error
+	if kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("API server configuration: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("API client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("API client: %w", err)
+	}
+	return cs, dyn, nil
+}
+
+// startCerts builds the webhook's certificates and makes them good once.
+// A failure that leaves a certificate to serve with (the caBundle not
+// written yet) is logged and retried by reconcileCerts; without one, Run
+// cannot serve and fails.
+func startCerts(ctx context.Context, o Options, cs kubernetes.Interface, log *slog.Logger, m *Metrics) (*Certs, error) {
+	hosts := append(ServiceHosts(o.Service, o.Namespace), o.ExtraHosts...)
+	certs := &Certs{Dir: o.CertDir, Hosts: hosts, CertManager: o.CertManager, WebhookConfig: o.WebhookConfig, Client: cs, Log: log, Metrics: m}
+	if err := certs.Reconcile(ctx, time.Now()); err != nil {
+		if !certs.Ready() {
+			return nil, err
 		}
+		log.Warn("certificates: will retry", "err", err) // served, caBundle not written yet
+	}
+	return certs, nil
+}
+
+// caches are Run's informers: gateway pods only (by label), from one
+// factory, and every namespace, from another.
+type caches struct {
+	gwPods, all informers.SharedInformerFactory
+	pods        corev1informers.PodInformer
+	namespaces  corev1informers.NamespaceInformer
+}
+
+// newInformers registers the pod and namespace informers of cs; start
+// starts them.
+func newInformers(cs kubernetes.Interface) *caches {
+	c := &caches{
+		gwPods: informers.NewSharedInformerFactoryWithOptions(cs, 10*time.Minute,
+			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = ComponentLabel + "=" + ComponentGateway })),
+		all: informers.NewSharedInformerFactory(cs, 10*time.Minute),
+	}
+	c.pods = c.gwPods.Core().V1().Pods()
+	c.namespaces = c.all.Core().V1().Namespaces()
+	c.pods.Informer()
+	c.namespaces.Informer()
+	return c
+}
+
+func (c *caches) start(ctx context.Context) {
+	c.gwPods.Start(ctx.Done())
+	c.all.Start(ctx.Done())
+}
+
+// shutdown waits for the informers to end, once ctx is done.
+func (c *caches) shutdown() {
+	c.all.Shutdown()
+	c.gwPods.Shutdown()
+}
+
+// waitForSync reports whether both informers synced before ctx ended.
+func (c *caches) waitForSync(ctx context.Context) bool {
+	return cache.WaitForCacheSync(ctx.Done(), c.pods.Informer().HasSynced, c.namespaces.Informer().HasSynced)
+}
+
+// namespaceLabels is Handler.NamespaceLabels over the namespace lister.
+func namespaceLabels(l corev1listers.NamespaceLister) func(string) (map[string]string, error) {
+	return func(ns string) (map[string]string, error) {
+		n, err := l.Get(ns)
+		if err != nil {
+			return nil, err
+		}
+		return n.Labels, nil
 	}
 }
 
