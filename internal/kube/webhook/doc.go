@@ -10,6 +10,7 @@
 // (pure: a pod and settings in, a patch out); webhook.go serves
 // AdmissionReviews; certs.go manages the serving certificate and the
 // caBundle; controller.go and objects.go are the per-gateway controller;
-// identity.go names relays and reads Liqo's cluster ID; run.go wires it all.
+// identity.go names relays and reads Liqo's cluster ID; servers.go serves
+// the webhook, /metrics and the probes; run.go wires it all.
 // docs/inject.md describes the behaviour.
 package webhook
