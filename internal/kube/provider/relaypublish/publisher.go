@@ -101,29 +101,15 @@ func (p *Publisher) poke() {
 
 // Run creates the Relay, follows it and its Service, and writes its status
 // until ctx is done. API errors are retried; they never stop the relay.
+// Each change, and each resync, is one step.
 func (p *Publisher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	wg.Go(func() {
-		watchOne(ctx, p.log, p.o.Name,
-			func(ctx context.Context, name string) (runtime.Object, error) {
-				return p.o.Relays.GetRelay(ctx, p.o.Namespace, name)
-			},
-			func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-				return p.o.Relays.WatchRelays(ctx, p.o.Namespace, opts)
-			},
-			func(obj runtime.Object) {
-				r, _ := obj.(*v1alpha1.Relay)
-				p.mu.Lock()
-				p.relay = r
-				p.mu.Unlock()
-				p.poke()
-			})
-	})
-	var svcCancel context.CancelFunc = func() {}
-	defer func() { svcCancel() }()
+	wg.Go(func() { p.followRelay(ctx) })
+	sw := &serviceWatch{wg: &wg, cancel: func() {}}
+	defer func() { sw.cancel() }()
 	var last *v1alpha1.RelayStatus
 	t := time.NewTicker(resync)
 	defer t.Stop()
@@ -137,60 +123,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 		case <-t.C:
 			last = nil // rewrite if someone else changed it
 		}
-		p.mu.Lock()
-		relay, svcName := p.relay, p.svcName
-		p.mu.Unlock()
-		if relay == nil {
-			if err := p.o.Relays.ApplyRelay(ctx, p.o.Namespace, p.o.Name, p.o.Labels); err != nil {
-				p.log.Warn("creating the Relay object", "err", err)
-				continue
-			}
-			// The watch brings it, unless the watch began between its Get
-			// (not found) and this create on a server that does not replay
-			// what exists (a fake clientset): read it once here too.
-			if r, err := p.o.Relays.GetRelay(ctx, p.o.Namespace, p.o.Name); err == nil {
-				p.mu.Lock()
-				if p.relay == nil {
-					p.relay = r
-				}
-				p.mu.Unlock()
-				p.poke()
-			}
-			continue
-		}
-		if want := serviceName(relay.Spec); want != svcName {
-			svcCancel()
-			sctx, stop := context.WithCancel(ctx)
-			svcCancel = stop
-			p.mu.Lock()
-			p.svcName, p.svc = want, nil
-			p.mu.Unlock()
-			if want != "" {
-				wg.Go(func() { p.followService(sctx, want) })
-			}
-		}
-		p.mu.Lock()
-		svc := p.svc
-		p.mu.Unlock()
-		if p.o.OnRelay != nil {
-			p.o.OnRelay(ctx, relay)
-		}
-		st := p.status(relay, svc)
-		if last != nil && reflect.DeepEqual(*last, st) {
-			continue
-		}
-		if last == nil && statusEqual(relay.Status, st) {
-			last = &st
-			continue
-		}
-		if err := p.o.Relays.ApplyRelayStatus(ctx, p.o.Namespace, p.o.Name, st); err != nil {
-			p.log.Warn("writing the Relay status", "err", err)
-			continue
-		}
-		if p.o.Writes != nil {
-			p.o.Writes.Inc()
-		}
-		last = &st
+		last = p.step(ctx, sw, last)
 	}
 }
 
