@@ -50,19 +50,10 @@ type Options struct {
 // after the next change or o.Debounce, whichever is first. Run returns
 // when ctx is done (nil), or an error when the informer cannot start.
 func Run(ctx context.Context, o Options) error {
-	if o.Client == nil || o.Sink == nil {
-		return errors.New("dnsfeed: Client and Sink are required")
+	o, err := o.withDefaults()
+	if err != nil {
+		return err
 	}
-	if o.Consumer == "" {
-		return errors.New("dnsfeed: the consumer's cluster ID is required")
-	}
-	if o.Debounce <= 0 {
-		o.Debounce = DefaultDebounce
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	log := o.Logger.With("component", "dnsfeed")
 	factory := informers.NewSharedInformerFactory(o.Client, 0)
 	slicesInf := factory.Discovery().V1().EndpointSlices()
 	kick := make(chan struct{}, 1)
@@ -80,54 +71,102 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("dnsfeed: EndpointSlice informer: %w", err)
 	}
 	lister := slicesInf.Lister()
+	f := &feed{consumer: o.Consumer, sink: o.Sink, log: o.Logger.With("component", "dnsfeed"), retry: notify,
+		list: func() ([]*discoveryv1.EndpointSlice, error) { return lister.List(labels.Everything()) }}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), slicesInf.Informer().HasSynced) {
 		return nil // ctx done
 	}
 	notify()
-	var last map[string][]netip.Addr
-	sent := false
-	for {
-		select {
-		case <-ctx.Done():
+	for waitBurst(ctx, kick, o.Debounce) {
+		if !f.push(ctx) {
 			return nil
-		case <-kick:
 		}
-		t := time.NewTimer(o.Debounce)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-		select { // changes during the wait are in the cache already
-		case <-kick:
-		default:
-		}
-		list, err := lister.List(labels.Everything())
-		if err != nil {
-			log.Warn("listing EndpointSlices", "err", err)
-			notify()
-			continue
-		}
-		in := make([]discoveryv1.EndpointSlice, len(list))
-		for i, s := range list {
-			in[i] = *s
-		}
-		svcs := Services(in, o.Consumer)
-		if sent && maps.EqualFunc(svcs, last, slices.Equal) {
-			continue
-		}
-		if err := o.Sink.SetServiceEndpoints(ctx, svcs); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			log.Warn("updating the DNS responder's Services", "err", err)
-			notify()
-			continue
-		}
-		last, sent = svcs, true
-		log.Debug("DNS Services updated", "services", len(svcs))
 	}
+	return nil
+}
+
+// withDefaults checks o and fills in its defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.Client == nil || o.Sink == nil {
+		return o, errors.New("dnsfeed: Client and Sink are required")
+	}
+	if o.Consumer == "" {
+		return o, errors.New("dnsfeed: the consumer's cluster ID is required")
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = DefaultDebounce
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, nil
+}
+
+// waitBurst waits for a kick, then debounce more, and takes the kicks of
+// that time too: their changes are in the cache already. It reports false
+// when ctx ended first.
+func waitBurst(ctx context.Context, kick chan struct{}, debounce time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-kick:
+	}
+	t := time.NewTimer(debounce)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	}
+	select {
+	case <-kick:
+	default:
+	}
+	return true
+}
+
+// feed computes the Services from the cached EndpointSlices and hands
+// them to the sink when they changed.
+type feed struct {
+	consumer string
+	sink     Sink
+	log      *slog.Logger
+	list     func() ([]*discoveryv1.EndpointSlice, error)
+	// retry asks for another push after a failure.
+	retry func()
+
+	last map[string][]netip.Addr
+	sent bool // last was accepted by the sink
+}
+
+// push lists, computes and hands on the Services once. It reports false
+// when the sink failed because ctx ended: Run is done.
+func (f *feed) push(ctx context.Context) bool {
+	list, err := f.list()
+	if err != nil {
+		f.log.Warn("listing EndpointSlices", "err", err)
+		f.retry()
+		return true
+	}
+	in := make([]discoveryv1.EndpointSlice, len(list))
+	for i, s := range list {
+		in[i] = *s
+	}
+	svcs := Services(in, f.consumer)
+	if f.sent && maps.EqualFunc(svcs, f.last, slices.Equal) {
+		return true
+	}
+	if err := f.sink.SetServiceEndpoints(ctx, svcs); err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		f.log.Warn("updating the DNS responder's Services", "err", err)
+		f.retry()
+		return true
+	}
+	f.last, f.sent = svcs, true
+	f.log.Debug("DNS Services updated", "services", len(svcs))
+	return true
 }
