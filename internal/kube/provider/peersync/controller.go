@@ -2,14 +2,12 @@ package peersync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -310,99 +308,6 @@ func sameConfig(a, b *config.Config) bool {
 	ac, bc := a.Clone(), b.Clone()
 	ac.Peers, bc.Peers = nil, nil
 	return fmt.Sprint(ac.Redacted()) == fmt.Sprint(bc.Redacted())
-}
-
-// writeStatuses writes the status of every RelayPeer whose status had a
-// transition, or whose measurements changed and were last written at least
-// StatusRefresh ago.
-func (c *Controller) writeStatuses(ctx context.Context) {
-	rs, err := c.o.Agent.Status(ctx)
-	if err != nil {
-		c.log.Debug("relay status unavailable", "err", err)
-		return
-	}
-	peers := make(map[string]*admin.PeerStatus, len(rs.Peers))
-	for i := range rs.Peers {
-		peers[rs.Peers[i].Name] = &rs.Peers[i]
-	}
-	now := c.o.Now()
-	c.mu.Lock()
-	type job struct {
-		name string
-		uid  string
-		st   v1alpha1.RelayPeerStatus
-	}
-	var jobs []job
-	live := make(map[string]bool)
-	for _, o := range c.objects() {
-		live[o.Name] = true
-		v, ok := c.verdicts[o.Name]
-		if !ok {
-			continue // not synced yet
-		}
-		prev, seen := c.written[o.Name]
-		if !seen || prev.uid != string(o.UID) {
-			prev = written{status: o.Status, uid: string(o.UID)}
-		}
-		var ps *admin.PeerStatus
-		acc, run := c.accepted[o.Name]
-		if run {
-			ps = peers[o.Name]
-		}
-		next := desiredStatus(prev.status, v, ps, now)
-		for i := range next.Paths {
-			if p := findPath(acc.peer, next.Paths[i].Name); p != nil {
-				next.Paths[i].Endpoint = p.Endpoint
-			}
-		}
-		if seen && prev.uid == string(o.UID) && !transition(prev.status, next) &&
-			(!measured(prev.status, next) || now.Sub(prev.at) < StatusRefresh) {
-			continue
-		}
-		jobs = append(jobs, job{name: o.Name, uid: string(o.UID), st: next})
-	}
-	for name := range c.written {
-		if !live[name] {
-			delete(c.written, name)
-		}
-	}
-	c.mu.Unlock()
-	if now.Before(c.retryAt) {
-		return // backing off after failed writes
-	}
-	for _, j := range jobs {
-		err := c.o.API.ApplyRelayPeerStatus(ctx, c.o.Namespace, j.name, j.st)
-		switch {
-		case err == nil:
-			if c.o.Writes != nil {
-				c.o.Writes.Inc()
-			}
-			c.mu.Lock()
-			c.written[j.name] = written{status: j.st, at: now, uid: j.uid}
-			c.mu.Unlock()
-			if c.failures > 0 {
-				c.log.Info("RelayPeer status writes work again", "after", c.failures)
-				c.failures = 0
-			}
-		case apierrors.IsNotFound(err), errors.Is(err, context.Canceled):
-		case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-			// Retrying the same status cannot help: remember it as
-			// written, so it is tried again only when it changes.
-			c.log.Warn("RelayPeer status refused by the API server", "relaypeer", j.name, "err", err)
-			c.mu.Lock()
-			c.written[j.name] = written{status: j.st, at: now, uid: j.uid}
-			c.mu.Unlock()
-		default:
-			// The API server is away or overloaded: stop this round and
-			// back off (1 s doubling to 30 s), logging once per streak.
-			if c.failures == 0 {
-				c.log.Warn("writing RelayPeer status failed; backing off", "relaypeer", j.name, "err", err)
-			}
-			c.failures++
-			c.retryAt = now.Add(min(time.Second<<min(c.failures-1, 5), 30*time.Second))
-			return
-		}
-	}
 }
 
 // maxEventNote bounds an event's note: the API server refuses notes over
