@@ -137,14 +137,53 @@ func (r *Reconciler) Sync(ctx context.Context, name string) error {
 	return err
 }
 
-// connect does the work and records every finding in st.
+// connect does the work and records every finding in st: it checks the
+// two clusters, reaches their relays, computes the overlay and the pod
+// mapping, and writes both RelayPeers. A phase that cannot go on returns
+// its error or requeue.
 func (r *Reconciler) connect(ctx context.Context, f *v1alpha1.ForeignClusterConnection, st *status) error {
 	a := &side{id: f.Spec.ClusterA, override: f.Spec.KubeconfigA}
 	b := &side{id: f.Spec.ClusterB, override: f.Spec.KubeconfigB}
+	if ok, err := r.knowClusters(ctx, f, st, a, b); !ok {
+		return err
+	}
+	if err := r.ensureFinalizer(ctx, f); err != nil {
+		return err
+	}
+	if ok, err := r.reachRelays(ctx, st, a, b); !ok {
+		return err
+	}
+	if err := r.overlay(st, a, b); err != nil {
+		return err
+	}
+	res, err := r.mapping(ctx, f, st, a, b)
+	if err != nil {
+		return err
+	}
+	wait, err := r.writePeers(ctx, f, st, a, b, res)
+	if err != nil {
+		return err
+	}
+	st.directions(a, b, res)
+	if wait > 0 {
+		return errRequeue{wait}
+	}
+	if st.pending {
+		return errRequeue{waitPoll}
+	}
+	return nil
+}
+
+// knowClusters checks that a and b are two different providers of this
+// consumer, named by no older FCC, and fills in their ForeignClusters. It
+// reports whether Sync goes on; when not, the error is nil for a finding
+// in st that only an edit can change, a requeue while Liqo is not ready,
+// or a failure.
+func (r *Reconciler) knowClusters(ctx context.Context, f *v1alpha1.ForeignClusterConnection, st *status, a, b *side) (bool, error) {
 	if a.id == b.id {
 		st.fail(v1alpha1.ConditionClustersKnown, v1alpha1.ReasonSameCluster,
 			"spec.clusterA and spec.clusterB are both %q: name two different providers", a.id)
-		return nil
+		return false, nil
 	}
 	if older := r.olderTwin(f); older != "" {
 		st.fail(v1alpha1.ConditionClustersKnown, v1alpha1.ReasonDuplicatePair,
@@ -152,7 +191,7 @@ func (r *Reconciler) connect(ctx context.Context, f *v1alpha1.ForeignClusterConn
 		if !st.hadCondition(v1alpha1.ConditionClustersKnown, v1alpha1.ReasonDuplicatePair) {
 			r.event(f, "Warning", v1alpha1.ReasonDuplicatePair, "%s already connects %s and %s", older, a.id, b.id)
 		}
-		return nil
+		return false, nil
 	}
 	for _, s := range []*side{a, b} {
 		fc, err := r.Consumer.ForeignCluster(ctx, s.id)
@@ -160,23 +199,26 @@ func (r *Reconciler) connect(ctx context.Context, f *v1alpha1.ForeignClusterConn
 		case errors.Is(err, ErrUnknownCluster):
 			st.fail(v1alpha1.ConditionClustersKnown, v1alpha1.ReasonUnknownCluster,
 				"no ForeignCluster has cluster ID %q: check spec.clusterA/B against `kubectl get foreignclusters`", s.id)
-			return nil
+			return false, nil
 		case errors.Is(err, peering.ErrNotReady):
 			st.wait(v1alpha1.ConditionClustersKnown, v1alpha1.ReasonLiqoNotReady, "%v", err)
-			return errRequeue{waitPoll}
+			return false, errRequeue{waitPoll}
 		case err != nil && fc.ID != "":
 			st.fail(v1alpha1.ConditionClustersKnown, v1alpha1.ReasonNotProvider, "%v", err)
-			return nil
+			return false, nil
 		case err != nil:
-			return fmt.Errorf("ForeignCluster %s: %w", s.id, err)
+			return false, fmt.Errorf("ForeignCluster %s: %w", s.id, err)
 		}
 		s.fc = fc
 	}
 	st.ok(v1alpha1.ConditionClustersKnown, v1alpha1.ReasonKnown, "both clusters are providers of this consumer")
+	return true, nil
+}
 
-	if err := r.ensureFinalizer(ctx, f); err != nil {
-		return err
-	}
+// reachRelays dials both providers and finds their Relays. It reports
+// whether Sync goes on; when not, it requeues: a provider is unreachable,
+// or a Relay is not published yet.
+func (r *Reconciler) reachRelays(ctx context.Context, st *status, a, b *side) (bool, error) {
 	var unreachable []error
 	for _, s := range []*side{a, b} {
 		p, err := r.Dialer.Provider(ctx, s.fc, s.override)
@@ -190,21 +232,21 @@ func (r *Reconciler) connect(ctx context.Context, f *v1alpha1.ForeignClusterConn
 	}
 	if len(unreachable) > 0 {
 		st.unreachable(unreachable)
-		return errRequeue{waitPoll}
+		return false, errRequeue{waitPoll}
 	}
 	st.ok(v1alpha1.ConditionProvidersReachable, v1alpha1.ReasonReachable, "the operator reaches both providers' API servers")
 	if a.relay == nil || b.relay == nil {
-		return errRequeue{waitPoll}
+		return false, errRequeue{waitPoll}
 	}
 	st.ok(v1alpha1.ConditionRelaysReady, v1alpha1.ReasonPublished, "both Relays publish a public key and endpoints")
+	return true, nil
+}
 
-	if err := r.overlay(st, a, b); err != nil {
-		return err
-	}
-	res, err := r.mapping(ctx, f, st, a, b)
-	if err != nil {
-		return err
-	}
+// writePeers writes, in each provider, the RelayPeer for the other's
+// relay when it differs from the desired one. A RelayPeer the provider
+// refuses is a finding in st, and the other direction is still written.
+// It returns the longest wait the write limiter asked for.
+func (r *Reconciler) writePeers(ctx context.Context, f *v1alpha1.ForeignClusterConnection, st *status, a, b *side, res podmap.Result) (time.Duration, error) {
 	wait := time.Duration(0)
 	for _, pair := range [][2]*side{{a, b}, {b, a}} {
 		x, y := pair[0], pair[1]
@@ -220,18 +262,11 @@ func (r *Reconciler) connect(ctx context.Context, f *v1alpha1.ForeignClusterConn
 		}
 		if err != nil {
 			st.unreachable([]error{fmt.Errorf("%s: %w", x.id, err)})
-			return err
+			return 0, err
 		}
 		wait = max(wait, d)
 	}
-	st.directions(a, b, res)
-	if wait > 0 {
-		return errRequeue{wait}
-	}
-	if st.pending {
-		return errRequeue{waitPoll}
-	}
-	return nil
+	return wait, nil
 }
 
 // olderTwin returns the name of an older FCC (by creation, then name)
