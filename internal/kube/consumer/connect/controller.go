@@ -10,10 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
@@ -24,7 +20,6 @@ import (
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
 	"github.com/liqo-relay/relay/internal/kube/client"
-	"github.com/liqo-relay/relay/internal/kube/liqo"
 )
 
 // Resync is how often every FCC is synced without an event: it catches a
@@ -134,15 +129,7 @@ func New(o Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	core, err := kubernetes.NewForConfig(o.Config)
-	if err != nil {
-		return nil, fmt.Errorf("consumer client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(o.Config)
-	if err != nil {
-		return nil, fmt.Errorf("consumer client: %w", err)
-	}
-	rc, err := client.New(o.Config)
+	core, dyn, rc, err := newClients(o.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -154,38 +141,8 @@ func New(o Options) (*Controller, error) {
 		events: events.NewBroadcaster(&events.EventSinkImpl{Interface: core.EventsV1()}),
 		synced: make(chan struct{}),
 	}
-	c.fccs = cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return rc.ListFCCs(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return rc.WatchFCCs(ctx, opts)
-		},
-	}, &v1alpha1.ForeignClusterConnection{}, 0, cache.Indexers{})
-	_, _ = c.fccs.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueue,
-		UpdateFunc: func(old, cur any) {
-			// Our own status writes change neither generation nor metadata
-			// that matters: nothing to sync.
-			o, ok1 := old.(*v1alpha1.ForeignClusterConnection)
-			n, ok2 := cur.(*v1alpha1.ForeignClusterConnection)
-			if ok1 && ok2 && o.Generation == n.Generation && (o.DeletionTimestamp == nil) == (n.DeletionTimestamp == nil) {
-				return
-			}
-			c.enqueue(cur)
-		},
-		DeleteFunc: c.enqueue,
-	})
-	// Any change to Liqo's objects may change any FCC's mapping.
-	c.liqo = dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	all := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { c.enqueueAll() },
-		UpdateFunc: func(any, any) { c.enqueueAll() },
-		DeleteFunc: func(any) { c.enqueueAll() },
-	}
-	for _, gvr := range liqoWatched {
-		_, _ = c.liqo.ForResource(gvr).Informer().AddEventHandler(all)
-	}
+	c.fccs = newFCCInformer(rc, c.enqueue)
+	c.liqo = newLiqoInformers(dyn, c.enqueueAll)
 	c.dialer = &kubeDialer{
 		ns: o.Namespace, consumer: o.ConsumerID, core: core, dyn: dyn, log: c.log,
 		conns: map[string]*providerConn{}, changed: c.enqueueProvider,
@@ -204,9 +161,22 @@ func New(o Options) (*Controller, error) {
 	return c, nil
 }
 
-// liqoWatched are the consumer's Liqo resources whose changes trigger a
-// sync of every FCC.
-var liqoWatched = []schema.GroupVersionResource{liqo.ForeignClusters, liqo.Configurations, liqo.IPs}
+// newClients builds the controller's clients of the consumer's API server.
+func newClients(cfg *rest.Config) (kubernetes.Interface, dynamic.Interface, *client.Client, error) {
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("consumer client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("consumer client: %w", err)
+	}
+	rc, err := client.New(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return core, dyn, rc, nil
+}
 
 // Synced is closed once the informers have synced.
 func (c *Controller) Synced() <-chan struct{} { return c.synced }
