@@ -11,157 +11,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
-	"github.com/liqo-relay/relay/internal/kube/consumer/peering"
 	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
 )
-
-const (
-	keyA  = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
-	keyB  = "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA="
-	keyB2 = "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCA="
-	tenA  = "liqo-tenant-c-in-a"
-	tenB  = "liqo-tenant-c-in-b"
-)
-
-func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
-func addr(s string) netip.Addr  { return netip.MustParseAddr(s) }
-
-// world is consumer c with providers a and b. Both providers use pod CIDR
-// 10.0.0.0/16 (overlapping); c sees a's pods as 10.70/16 and b's as
-// 10.71/16. c's external CIDR is 10.80/16; a sees it as 10.90/16, b as
-// 10.91/16.
-type world struct {
-	t      *testing.T
-	c      *fakeConsumer
-	a, b   *fakeProvider
-	dialer *fakeDialer
-	events *fakeRecorder
-	clock  *fakeClock
-	r      *Reconciler
-}
-
-func newWorld(t *testing.T) *world {
-	w := &world{t: t, events: &fakeRecorder{}, clock: &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}}
-	w.c = &fakeConsumer{
-		fcs: map[string]peering.ForeignCluster{
-			"a": {ID: "a", LocalTenant: "liqo-tenant-a", RemoteTenant: tenA, Role: "Provider", NetworkEstablished: true},
-			"b": {ID: "b", LocalTenant: "liqo-tenant-b", RemoteTenant: tenB, Role: "Provider", NetworkEstablished: true},
-		},
-		remaps: map[string][]podmap.Remap{
-			"a": {{Real: pfx("10.0.0.0/16"), Seen: pfx("10.70.0.0/16")}},
-			"b": {{Real: pfx("10.0.0.0/16"), Seen: pfx("10.71.0.0/16")}},
-		},
-		pods: []podmap.Pod{
-			{Name: "ns/pa1", Consumer: addr("10.70.0.5"), Ext: addr("10.80.0.5")},
-			{Name: "ns/pb1", Consumer: addr("10.71.0.7"), Ext: addr("10.80.0.7")},
-		},
-		ips:     map[string]*RelayIP{},
-		nextExt: addr("10.80.1.1"),
-		fccs:    map[string]*v1alpha1.ForeignClusterConnection{},
-	}
-	relay := func(ns, name, key, ep, overlay string) map[string]v1alpha1.Relay {
-		return map[string]v1alpha1.Relay{ns + "/" + name: {
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Status: v1alpha1.RelayStatus{PublicKey: key, Endpoints: []string{ep}, ListenPort: 51820, Ready: true,
-				Addresses: []string{overlay}},
-		}}
-	}
-	w.a = &fakeProvider{id: "a", relays: relay(tenA, "relay-a", keyA, "a.example:51820", "100.80.0.1/32"), gateway: addr("10.0.0.100"),
-		external: podmap.Remap{Real: pfx("10.80.0.0/16"), Seen: pfx("10.90.0.0/16")}, peers: map[string]*v1alpha1.RelayPeer{}}
-	w.b = &fakeProvider{id: "b", relays: relay(tenB, "relay-b", keyB, "b.example:51820", "100.80.0.2/32"), gateway: addr("10.0.0.200"),
-		external: podmap.Remap{Real: pfx("10.80.0.0/16"), Seen: pfx("10.91.0.0/16")}, peers: map[string]*v1alpha1.RelayPeer{}}
-	w.dialer = &fakeDialer{providers: map[string]*fakeProvider{"a": w.a, "b": w.b}}
-	w.r = &Reconciler{
-		ConsumerID: "c", Consumer: w.c, Dialer: w.dialer, FCCs: w.c, Events: w.events,
-		Now: w.clock.Now,
-	}
-	return w
-}
-
-func (w *world) addFCC(name, a, b string, age time.Duration) {
-	w.c.fccs[name] = &v1alpha1.ForeignClusterConnection{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1, CreationTimestamp: metav1.NewTime(w.clock.t.Add(-age))},
-		Spec:       v1alpha1.ForeignClusterConnectionSpec{ClusterA: a, ClusterB: b},
-	}
-}
-
-func (w *world) sync(name string) error {
-	w.t.Helper()
-	return w.r.Sync(context.Background(), name)
-}
-
-// settle syncs, lets the IPAM answer, and syncs until nothing waits.
-func (w *world) settle(name string) {
-	w.t.Helper()
-	for i := 0; i < 5; i++ {
-		err := w.sync(name)
-		if err == nil {
-			return
-		}
-		if _, ok := RequeueAfter(err); !ok {
-			w.t.Fatalf("sync %s: %v", name, err)
-		}
-		w.c.ipam()
-	}
-	w.t.Fatalf("sync %s does not settle", name)
-}
-
-func (w *world) fcc(name string) *v1alpha1.ForeignClusterConnection {
-	f, ok := w.c.Get(name)
-	if !ok {
-		w.t.Fatalf("FCC %s is gone", name)
-	}
-	return f
-}
-
-func (w *world) cond(name, typ string) metav1.Condition {
-	c := meta.FindStatusCondition(w.fcc(name).Status.Conditions, typ)
-	if c == nil {
-		w.t.Fatalf("FCC %s has no condition %s: %+v", name, typ, w.fcc(name).Status.Conditions)
-	}
-	return *c
-}
-
-func strs[T ~string](xs []T) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = string(x)
-	}
-	return out
-}
-
-// The consumer path carries the FCC's consumerBias (default 5ms), so
-// that the relays fail back to a repaired direct path that measures like
-// the consumer path; the direct path carries none.
-func TestSyncWritesConsumerBias(t *testing.T) {
-	for _, tc := range []struct {
-		set, want v1alpha1.Duration
-	}{{"", DefaultConsumerBias}, {"20ms", "20ms"}, {"0s", "0s"}} {
-		w := newWorld(t)
-		w.addFCC("ab", "a", "b", time.Hour)
-		w.c.fccs["ab"].Spec.Paths.ConsumerBias = tc.set
-		w.settle("ab")
-		for _, rp := range []*v1alpha1.RelayPeer{w.a.peer(tenA, "c-b"), w.b.peer(tenB, "c-a")} {
-			if rp == nil {
-				t.Fatalf("consumerBias %q: a RelayPeer is missing", tc.set)
-			}
-			for _, p := range rp.Spec.Paths {
-				want := v1alpha1.Duration("")
-				if p.Name == "consumer" {
-					want = tc.want
-				}
-				if p.Bias != want {
-					t.Errorf("consumerBias %q: %s's path %s has bias %q, want %q", tc.set, rp.Name, p.Name, p.Bias, want)
-				}
-			}
-		}
-	}
-}
 
 func TestSyncWritesBothRelayPeers(t *testing.T) {
 	w := newWorld(t)
@@ -291,45 +146,6 @@ func TestHandDeletedRelayPeerIsRecreated(t *testing.T) {
 	}
 }
 
-func TestKeyChangeReachesTheOtherSide(t *testing.T) {
-	w := newWorld(t)
-	w.addFCC("ab", "a", "b", time.Hour)
-	w.settle("ab")
-	r := w.b.relays[tenB+"/relay-b"]
-	r.Status.PublicKey = keyB2
-	w.b.relays[tenB+"/relay-b"] = r
-	w.b.takeWrites()
-	w.settle("ab")
-	if k := w.a.peer(tenA, "c-b").Spec.PublicKey; k != keyB2 {
-		t.Errorf("a's RelayPeer for b has key %s, want %s", k, keyB2)
-	}
-	if wb := w.b.takeWrites(); len(wb) != 0 {
-		t.Errorf("b's RelayPeer rewritten for a's unchanged key: %v", wb)
-	}
-}
-
-// A staged rotation of b's key reaches a's RelayPeer as nextPublicKey, and
-// the switch replaces publicKey and clears it.
-func TestStagedKeyReachesTheOtherSide(t *testing.T) {
-	w := newWorld(t)
-	w.addFCC("ab", "a", "b", time.Hour)
-	w.settle("ab")
-	r := w.b.relays[tenB+"/relay-b"]
-	old := r.Status.PublicKey
-	r.Status.NextPublicKey = keyB2
-	w.b.relays[tenB+"/relay-b"] = r
-	w.settle("ab")
-	if s := w.a.peer(tenA, "c-b").Spec; s.PublicKey != old || s.NextPublicKey != keyB2 {
-		t.Errorf("staged: a's RelayPeer for b has key %s next %s, want %s next %s", s.PublicKey, s.NextPublicKey, old, keyB2)
-	}
-	r.Status.PublicKey, r.Status.NextPublicKey = keyB2, ""
-	w.b.relays[tenB+"/relay-b"] = r
-	w.settle("ab")
-	if s := w.a.peer(tenA, "c-b").Spec; s.PublicKey != keyB2 || s.NextPublicKey != "" {
-		t.Errorf("switched: a's RelayPeer for b has key %s next %q, want %s and none", s.PublicKey, s.NextPublicKey, keyB2)
-	}
-}
-
 func TestFCCEditUpdatesBothSides(t *testing.T) {
 	w := newWorld(t)
 	w.addFCC("ab", "a", "b", time.Hour)
@@ -438,78 +254,6 @@ func TestAddressConflictLeavesTheClaimedAddressOut(t *testing.T) {
 	}
 	if c := w.cond("ab", v1alpha1.ConditionAddressesMapped); !strings.Contains(c.Message, "10.90.0.7/32") {
 		t.Errorf("AddressesMapped = %+v", c)
-	}
-}
-
-func TestDeletionRemovesRelayPeersAndIPs(t *testing.T) {
-	w := newWorld(t)
-	w.addFCC("ab", "a", "b", time.Hour)
-	w.settle("ab")
-	now := metav1.NewTime(w.clock.t)
-	w.c.fccs["ab"].DeletionTimestamp = &now
-	if err := w.sync("ab"); err != nil {
-		t.Fatal(err)
-	}
-	if w.a.peer(tenA, "c-b") != nil || w.b.peer(tenB, "c-a") != nil {
-		t.Error("RelayPeers left after deletion")
-	}
-	w.c.ipam()
-	if len(w.c.ips) != 0 {
-		t.Errorf("IPs left: %v", w.c.ips)
-	}
-	if _, ok := w.c.fccs["ab"]; ok {
-		t.Error("finalizer not removed")
-	}
-}
-
-func TestDeletionKeepsIPsAnotherFCCUses(t *testing.T) {
-	w := newWorld(t)
-	w.c.fcs["d"] = peering.ForeignCluster{ID: "d", LocalTenant: "liqo-tenant-d", RemoteTenant: "tenant-d", Role: "Provider"}
-	w.addFCC("ab", "a", "b", time.Hour)
-	w.addFCC("ad", "a", "d", time.Hour)
-	w.settle("ab")
-	ipA := RelayIPName("a", addr("10.70.0.100"))
-	now := metav1.NewTime(w.clock.t)
-	w.c.fccs["ab"].DeletionTimestamp = &now
-	if err := w.sync("ab"); err != nil {
-		t.Fatal(err)
-	}
-	w.c.ipam()
-	if _, ok := w.c.ips[ipA]; !ok {
-		t.Errorf("IP %s of a's relay deleted while FCC ad uses a", ipA)
-	}
-	if _, ok := w.c.ips[RelayIPName("b", addr("10.71.0.200"))]; ok {
-		t.Error("IP of b's relay kept")
-	}
-}
-
-func TestDeletionGivesUpOnAnUnreachableProvider(t *testing.T) {
-	w := newWorld(t)
-	w.r.GiveUp = 10 * time.Minute
-	w.addFCC("ab", "a", "b", time.Hour)
-	w.settle("ab")
-	w.b.down = true
-	now := metav1.NewTime(w.clock.t)
-	w.c.fccs["ab"].DeletionTimestamp = &now
-	if _, ok := RequeueAfter(w.sync("ab")); !ok {
-		t.Fatal("deletion with b down did not wait")
-	}
-	if w.a.peer(tenA, "c-b") != nil {
-		t.Error("a's RelayPeer not deleted while b is down")
-	}
-	w.clock.Advance(9 * time.Minute)
-	if _, ok := RequeueAfter(w.sync("ab")); !ok || w.events.has("GaveUp") {
-		t.Fatal("gave up before the timeout")
-	}
-	w.clock.Advance(2 * time.Minute)
-	if err := w.sync("ab"); err != nil {
-		t.Fatal(err)
-	}
-	if !w.events.has("GaveUp") {
-		t.Error("no GaveUp event")
-	}
-	if _, ok := w.c.fccs["ab"]; ok {
-		t.Error("finalizer kept after giving up")
 	}
 }
 
@@ -655,26 +399,5 @@ func TestForbiddenProviderSaysWhichRoleToBind(t *testing.T) {
 	c := w.cond("ab", v1alpha1.ConditionProvidersReachable)
 	if c.Reason != v1alpha1.ReasonProviderForbidden || !strings.Contains(c.Message, "operator-provider-role.yaml") {
 		t.Errorf("ProvidersReachable = %+v", c)
-	}
-}
-
-func TestDeletionAfterThePeeringWentAway(t *testing.T) {
-	w := newWorld(t)
-	w.addFCC("ab", "a", "b", time.Hour)
-	w.settle("ab")
-	delete(w.c.fcs, "b") // unpeered: no ForeignCluster, no credentials
-	now := metav1.NewTime(w.clock.t)
-	w.c.fccs["ab"].DeletionTimestamp = &now
-	if err := w.sync("ab"); err != nil {
-		t.Fatal(err)
-	}
-	if w.a.peer(tenA, "c-b") != nil {
-		t.Error("a's RelayPeer for b left behind")
-	}
-	if !w.events.has("GaveUp") {
-		t.Error("no GaveUp event for the unpeered provider")
-	}
-	if _, ok := w.c.fccs["ab"]; ok {
-		t.Error("deletion waits for a provider that is no longer a peer")
 	}
 }
