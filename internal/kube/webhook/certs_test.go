@@ -32,20 +32,49 @@ func bundleCerts(t *testing.T, b []byte) []*x509.Certificate {
 	}
 }
 
-func TestCertsIssueReloadRotate(t *testing.T) {
-	ctx := context.Background()
-	cs := fake.NewClientset(&admv1.MutatingWebhookConfiguration{
+// certBed is a fake API server holding the webhook configuration, and
+// the directory the certificates are kept in.
+type certBed struct {
+	ctx context.Context
+	cs  *fake.Clientset
+	dir string
+}
+
+func newCertBed(t *testing.T) *certBed {
+	return &certBed{ctx: context.Background(), dir: t.TempDir(), cs: fake.NewClientset(&admv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "liqo-relay-inject"},
 		Webhooks:   []admv1.MutatingWebhook{{Name: "gateway.relay.liqo-relay.io"}},
-	})
-	dir := t.TempDir()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	newCerts := func() *Certs {
-		return &Certs{Dir: dir, Hosts: append(ServiceHosts("inject", "liqo"), "127.0.0.1"), WebhookConfig: "liqo-relay-inject", Client: cs, Log: log}
+	})}
+}
+
+// certs is a process's Certs over the bed (a new one is a restart).
+func (b *certBed) certs() *Certs {
+	return &Certs{Dir: b.dir, Hosts: append(ServiceHosts("inject", "liqo"), "127.0.0.1"), WebhookConfig: "liqo-relay-inject", Client: b.cs,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+func (b *certBed) caBundle(t *testing.T) []byte {
+	w, err := b.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(b.ctx, "liqo-relay-inject", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return w.Webhooks[0].ClientConfig.CABundle
+}
+
+// verifyLeaf checks leaf against the CAs of bundle at time at, for the
+// Service's name.
+func verifyLeaf(leaf *x509.Certificate, bundle []byte, at time.Time) error {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(bundle)
+	_, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "inject.liqo.svc", CurrentTime: at})
+	return err
+}
+
+func TestCertsIssueReloadRotate(t *testing.T) {
+	b := newCertBed(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := newCerts()
-	if err := c.Reconcile(ctx, t0); err != nil {
+	c := b.certs()
+	if err := c.Reconcile(b.ctx, t0); err != nil {
 		t.Fatal(err)
 	}
 	first, _ := c.GetCertificate(nil)
@@ -54,26 +83,13 @@ func TestCertsIssueReloadRotate(t *testing.T) {
 			t.Errorf("serving certificate: %v", err)
 		}
 	}
-	caBundle := func() []byte {
-		w, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "liqo-relay-inject", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return w.Webhooks[0].ClientConfig.CABundle
-	}
-	verify := func(leaf *x509.Certificate, bundle []byte, at time.Time) error {
-		pool := x509.NewCertPool()
-		pool.AppendCertsFromPEM(bundle)
-		_, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "inject.liqo.svc", CurrentTime: at})
-		return err
-	}
-	if err := verify(first.Leaf, caBundle(), t0); err != nil {
+	if err := verifyLeaf(first.Leaf, b.caBundle(t), t0); err != nil {
 		t.Fatalf("the caBundle written does not verify the serving certificate: %v", err)
 	}
 
 	// A restart a month later keeps the same certificate.
-	c2 := newCerts()
-	if err := c2.Reconcile(ctx, t0.Add(30*24*time.Hour)); err != nil {
+	c2 := b.certs()
+	if err := c2.Reconcile(b.ctx, t0.Add(30*24*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := c2.GetCertificate(nil)
@@ -81,48 +97,55 @@ func TestCertsIssueReloadRotate(t *testing.T) {
 		t.Error("a restart before renewal is due issued a new certificate")
 	}
 
-	// Renewal: with less than a third of its life left, a new CA and
-	// certificate; the bundle trusts both, so the old certificate (still
-	// served by another connection) and the new one verify.
 	at := t0.Add(ServingLifetime - renewBefore + time.Hour)
-	if !Due(first.Leaf, at) {
-		t.Fatal("Due = false when a third of the lifetime is left")
-	}
-	if err := c2.Reconcile(ctx, at); err != nil {
+	bundle := checkRenewal(t, b, c2, first.Leaf, at)
+
+	// Someone (helm upgrade) resets the caBundle: the next reconcile restores it.
+	w, _ := b.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(b.ctx, "liqo-relay-inject", metav1.GetOptions{})
+	w.Webhooks[0].ClientConfig.CABundle = nil
+	if _, err := b.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(b.ctx, w, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	renewed, _ := c2.GetCertificate(nil)
-	if renewed.Leaf.Equal(first.Leaf) {
+	if err := c2.Reconcile(b.ctx, at.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.caBundle(t), bundle) {
+		t.Error("caBundle not restored")
+	}
+}
+
+// checkRenewal reconciles c at at, when first has less than a third of its
+// life left: a new CA and certificate, and a bundle that trusts both, so
+// that the old certificate (still served by another connection) and the
+// new one verify. It returns the bundle.
+func checkRenewal(t *testing.T, b *certBed, c *Certs, first *x509.Certificate, at time.Time) []byte {
+	t.Helper()
+	if !Due(first, at) {
+		t.Fatal("Due = false when a third of the lifetime is left")
+	}
+	if err := c.Reconcile(b.ctx, at); err != nil {
+		t.Fatal(err)
+	}
+	renewed, _ := c.GetCertificate(nil)
+	if renewed.Leaf.Equal(first) {
 		t.Fatal("not renewed")
 	}
-	b := caBundle()
-	if n := len(bundleCerts(t, b)); n != 2 {
+	bundle := b.caBundle(t)
+	if n := len(bundleCerts(t, bundle)); n != 2 {
 		t.Errorf("caBundle holds %d CAs, want the new and the previous", n)
 	}
-	if !bytes.Equal(b, c2.CABundle()) {
+	if !bytes.Equal(bundle, c.CABundle()) {
 		t.Error("caBundle in the API differs from the one served")
 	}
-	for _, leaf := range []*x509.Certificate{first.Leaf, renewed.Leaf} {
-		if err := verify(leaf, b, at); err != nil {
+	for _, leaf := range []*x509.Certificate{first, renewed.Leaf} {
+		if err := verifyLeaf(leaf, bundle, at); err != nil {
 			t.Errorf("after rotation: %v", err)
 		}
 	}
 	if renewed.Leaf.NotAfter.Sub(at) < ServingLifetime-time.Hour {
 		t.Errorf("renewed certificate valid until %v", renewed.Leaf.NotAfter)
 	}
-
-	// Someone (helm upgrade) resets the caBundle: the next reconcile restores it.
-	w, _ := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "liqo-relay-inject", metav1.GetOptions{})
-	w.Webhooks[0].ClientConfig.CABundle = nil
-	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, w, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := c2.Reconcile(ctx, at.Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(caBundle(), b) {
-		t.Error("caBundle not restored")
-	}
+	return bundle
 }
 
 func TestCertsCertManagerLoadsMounted(t *testing.T) {

@@ -108,6 +108,40 @@ func TestControllerCreatesGatewayObjects(t *testing.T) {
 		t.Errorf("writes %v, want %v", got, want)
 	}
 	name := "liqo-relay-" + testGateway
+	svc := checkGatewayObjects(ctx, t, f, name)
+	if v := testutil.ToFloat64(f.metrics.missing.WithLabelValues(testNS, testGateway)); v != 0 {
+		t.Errorf("relay_inject_missing_sidecar %v, want 0", v)
+	}
+
+	// Idempotent: a second sync writes nothing.
+	f.client.ClearActions()
+	if err := f.ctl.sync(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(f.client.Actions()); len(got) != 0 {
+		t.Errorf("second sync wrote %v", got)
+	}
+
+	// Drift: someone edits the Service's selector; the sync restores it.
+	svc.Spec.Selector = map[string]string{"app": "x"}
+	if _, err := f.client.CoreV1().Services(testNS).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ctl.sync(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	svc, _ = f.client.CoreV1().Services(testNS).Get(ctx, name, metav1.GetOptions{})
+	if svc.Spec.Selector[ActiveLabel] != "true" {
+		t.Errorf("selector not restored: %v", svc.Spec.Selector)
+	}
+}
+
+// checkGatewayObjects checks what a sync gives gateway testGateway: a
+// RoleBinding, a UDP Service, a NetworkPolicy, a key Secret and the Relay,
+// each named after it and owned by its GatewayServer. It returns the
+// Service.
+func checkGatewayObjects(ctx context.Context, t *testing.T, f *ctlFixture, name string) *corev1.Service {
+	t.Helper()
 	owner := metav1.OwnerReference{APIVersion: "networking.liqo.io/v1beta1", Kind: "GatewayServer", Name: testGateway, UID: gwUID}
 	checkOwner := func(kind string, m metav1.Object) {
 		t.Helper()
@@ -161,31 +195,7 @@ func TestControllerCreatesGatewayObjects(t *testing.T) {
 	if ref, _, _ := unstructured.NestedString(relay.Object, "spec", "serviceRef", "name"); ref != name {
 		t.Errorf("Relay spec.serviceRef.name %q, want %q", ref, name)
 	}
-	if v := testutil.ToFloat64(f.metrics.missing.WithLabelValues(testNS, testGateway)); v != 0 {
-		t.Errorf("relay_inject_missing_sidecar %v, want 0", v)
-	}
-
-	// Idempotent: a second sync writes nothing.
-	f.client.ClearActions()
-	if err := f.ctl.sync(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	if got := writes(f.client.Actions()); len(got) != 0 {
-		t.Errorf("second sync wrote %v", got)
-	}
-
-	// Drift: someone edits the Service's selector; the sync restores it.
-	svc.Spec.Selector = map[string]string{"app": "x"}
-	if _, err := f.client.CoreV1().Services(testNS).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.ctl.sync(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	svc, _ = f.client.CoreV1().Services(testNS).Get(ctx, name, metav1.GetOptions{})
-	if svc.Spec.Selector[ActiveLabel] != "true" {
-		t.Errorf("selector not restored: %v", svc.Spec.Selector)
-	}
+	return svc
 }
 
 func TestControllerReportsMissingSidecar(t *testing.T) {

@@ -238,32 +238,8 @@ func TestControllerDNSObjects(t *testing.T) {
 	if got := writes(f.client.Actions()); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("writes %v, want %v", got, want)
 	}
-	svc, err := f.client.CoreV1().Services(testNS).Get(ctx, "liqo-relay-"+testGateway+"-dns", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	zone := ConsumerID(pod) + ".relay.local."
-	if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.Selector[ActiveLabel] != "true" || svc.Spec.Selector[GatewayNameLabel] != testGateway ||
-		svc.Annotations[DNSZoneAnnotation] != zone || svc.Labels[DNSServiceLabel] != "true" || len(svc.OwnerReferences) != 1 {
-		t.Errorf("DNS Service %+v", svc)
-	}
-	wantPorts := []corev1.ServicePort{
-		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: intstr.FromString(dnsPortName)},
-		{Name: "dns-tcp", Protocol: corev1.ProtocolTCP, Port: 53, TargetPort: intstr.FromString(dnsTCPPortName)},
-	}
-	if !samePorts(svc.Spec.Ports, wantPorts) {
-		t.Errorf("DNS Service ports %+v", svc.Spec.Ports)
-	}
-	checkCoreDNSBlock(t, svc)
+	svc := checkDNSObjects(ctx, t, f, pod)
 	crbName := dnsBindingName(testNS, testGateway)
-	crb, err := f.client.RbacV1().ClusterRoleBindings().Get(ctx, crbName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.Name != DNSClusterRole || len(crb.Subjects) != 1 ||
-		crb.Subjects[0].Kind != "ServiceAccount" || crb.Subjects[0].Namespace != testNS || crb.Subjects[0].Name != pod.Spec.ServiceAccountName {
-		t.Errorf("ClusterRoleBinding %+v", crb)
-	}
 
 	f.client.ClearActions()
 	if err := f.ctl.sync(ctx, key); err != nil {
@@ -302,4 +278,37 @@ func TestControllerDNSObjects(t *testing.T) {
 	if _, err := f.client.CoreV1().Services(testNS).Get(ctx, svc.Name, metav1.GetOptions{}); err == nil {
 		t.Error("the DNS Service stayed with dns off")
 	}
+}
+
+// checkDNSObjects checks the DNS Service a sync gives pod's gateway (its
+// zone, selector, ports and CoreDNS block) and the ClusterRoleBinding of
+// the gateway's ServiceAccount. It returns the Service.
+func checkDNSObjects(ctx context.Context, t *testing.T, f *ctlFixture, pod *corev1.Pod) *corev1.Service {
+	t.Helper()
+	svc, err := f.client.CoreV1().Services(testNS).Get(ctx, "liqo-relay-"+testGateway+"-dns", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zone := ConsumerID(pod) + ".relay.local."
+	if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.Selector[ActiveLabel] != "true" || svc.Spec.Selector[GatewayNameLabel] != testGateway ||
+		svc.Annotations[DNSZoneAnnotation] != zone || svc.Labels[DNSServiceLabel] != "true" || len(svc.OwnerReferences) != 1 {
+		t.Errorf("DNS Service %+v", svc)
+	}
+	wantPorts := []corev1.ServicePort{
+		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: intstr.FromString(dnsPortName)},
+		{Name: "dns-tcp", Protocol: corev1.ProtocolTCP, Port: 53, TargetPort: intstr.FromString(dnsTCPPortName)},
+	}
+	if !samePorts(svc.Spec.Ports, wantPorts) {
+		t.Errorf("DNS Service ports %+v", svc.Spec.Ports)
+	}
+	checkCoreDNSBlock(t, svc)
+	crb, err := f.client.RbacV1().ClusterRoleBindings().Get(ctx, dnsBindingName(testNS, testGateway), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.Name != DNSClusterRole || len(crb.Subjects) != 1 ||
+		crb.Subjects[0].Kind != "ServiceAccount" || crb.Subjects[0].Namespace != testNS || crb.Subjects[0].Name != pod.Spec.ServiceAccountName {
+		t.Errorf("ClusterRoleBinding %+v", crb)
+	}
+	return svc
 }
