@@ -85,14 +85,70 @@ func containerNames(p *corev1.Pod) []string {
 // kube-apiserver (real TLS, the caBundle the webhook wrote) and creates
 // pods through it.
 func TestWebhookWithRealAPIServer(t *testing.T) {
+	c := injectCluster(t)
+	listen := registerWebhook(t, c)
+	dir := t.TempDir()
+	sidecar := filepath.Join(dir, "sidecar.yaml")
+	sc, _ := os.ReadFile("testdata/sidecar.yaml")
+	if err := os.WriteFile(sidecar, []byte(strings.Replace(string(sc), "localClusterID: provider-a\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	certDir := filepath.Join(dir, "certs")
+	w := startWebhook(t, c.Kubeconfig, listen, certDir, sidecar)
+
+	cs := kubernetes.NewForConfigOrDie(c.Config(t))
+	ctx := context.Background()
+	checkCABundle(ctx, t, cs, listen)
+	create := func(ns string, p *corev1.Pod) *corev1.Pod {
+		t.Helper()
+		p = p.DeepCopy()
+		p.Namespace = ns
+		out, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating pod %s/%s: %v", ns, p.Name, err)
+		}
+		return out
+	}
+	checkInjection(t, create)
+
+	// The controller made the gateway's objects.
+	k8stest.Eventually(t, "the relay Service", func() string {
+		svc, err := cs.CoreV1().Services(testNS).Get(ctx, "liqo-relay-"+testGateway, metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if svc.Spec.Selector[ActiveLabel] != "true" || len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].Kind != "GatewayServer" {
+			return "unexpected Service " + svc.String()
+		}
+		return ""
+	})
+	if _, err := cs.RbacV1().RoleBindings(testNS).Get(ctx, "liqo-relay-"+testGateway, metav1.GetOptions{}); err != nil {
+		t.Errorf("RoleBinding: %v", err)
+	}
+
+	// 5. The webhook down: the pod is created without it (failurePolicy
+	// Ignore) ...
+	w.stop()
+	gw4 := liqoGatewayPod(t)
+	gw4.GenerateName, gw4.Name = "", "gw-4"
+	if n := containerNames(create(testNS, gw4)); strings.Join(n, ",") != "gateway,wireguard,geneve" {
+		t.Errorf("webhook down: containers %v", n)
+	}
+	// ... and once it is back, the controller reports it.
+	w = startWebhook(t, c.Kubeconfig, listen, certDir, sidecar)
+	checkMissingReported(t, c, w)
+}
+
+// injectCluster starts an API server with what Liqo puts there: its
+// namespace with the cluster-ID ConfigMap (the test's sidecar file does not
+// set localClusterID), the tenant namespace with the gateway's
+// ServiceAccount and GatewayServer, and a namespace that opts out.
+func injectCluster(t *testing.T) *k8stest.Cluster {
 	// Liqo's gateway container is privileged.
 	c := k8stest.Start(t, "inject", "", "K8S_APISERVER_ARGS=--allow-privileged=true")
 	c.InstallCRDs(t)
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(k8stest.Root(), "test", "fixtures", "liqo-v1.2.0", "crds", "networking.liqo.io_gatewayservers.yaml"))
 	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/gatewayservers.networking.liqo.io")
-	// Liqo's side: its namespace with the cluster-ID ConfigMap (the
-	// sidecar file below does not set localClusterID), the tenant
-	// namespace, the gateway's ServiceAccount and GatewayServer.
 	c.InstallLiqoClusterID(t, testLocal)
 	c.KubectlIn(t, `
 apiVersion: v1
@@ -113,8 +169,12 @@ spec: {}
 			c.Kubectl(t, "-n", ns, "create", "serviceaccount", sa)
 		}
 	}
+	return c
+}
 
-	// The webhook configuration, by URL to a port we pick, with no caBundle.
+// registerWebhook applies testdata/webhook-config.yaml, by URL to a port
+// it picks and with no caBundle, and returns the address to serve on.
+func registerWebhook(t *testing.T, c *k8stest.Cluster) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -132,20 +192,12 @@ spec: {}
 	cfgObj["webhooks"].([]any)[0].(map[string]any)["clientConfig"] = map[string]any{"url": "https://" + listen + "/mutate"}
 	js, _ := json.Marshal(cfgObj)
 	c.KubectlIn(t, string(js), "apply", "-f", "-")
+	return listen
+}
 
-	dir := t.TempDir()
-	sidecar := filepath.Join(dir, "sidecar.yaml")
-	sc, _ := os.ReadFile("testdata/sidecar.yaml")
-	if err := os.WriteFile(sidecar, []byte(strings.Replace(string(sc), "localClusterID: provider-a\n", "", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	certDir := filepath.Join(dir, "certs")
-	w := startWebhook(t, c.Kubeconfig, listen, certDir, sidecar)
-
-	cs := kubernetes.NewForConfigOrDie(c.Config(t))
-	ctx := context.Background()
-
-	// The caBundle the webhook wrote verifies the certificate it serves.
+// checkCABundle checks that the caBundle the webhook wrote verifies the
+// certificate it serves on listen.
+func checkCABundle(ctx context.Context, t *testing.T, cs kubernetes.Interface, listen string) {
 	mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "liqo-relay-inject", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -159,18 +211,12 @@ spec: {}
 		t.Fatalf("TLS to the webhook with its caBundle: %v", err)
 	}
 	conn.Close()
+}
 
-	create := func(ns string, p *corev1.Pod) *corev1.Pod {
-		t.Helper()
-		p = p.DeepCopy()
-		p.Namespace = ns
-		out, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("creating pod %s/%s: %v", ns, p.Name, err)
-		}
-		return out
-	}
-
+// checkInjection creates pods through the API server with the webhook up:
+// only a gateway pod outside an opted-out namespace, not injected yet, gets
+// the sidecar, and Liqo's containers stay as the API server defaults them.
+func checkInjection(t *testing.T, create func(ns string, p *corev1.Pod) *corev1.Pod) {
 	// 1. An opted-out namespace: no sidecar (namespaceSelector). The pod,
 	// defaulted by the API server, is the reference for Liqo's containers.
 	gw3 := liqoGatewayPod(t)
@@ -214,32 +260,11 @@ spec: {}
 	if len(got.Spec.Volumes) != len(inj.Spec.Volumes)+1 { // + the API server's token volume
 		t.Errorf("injected pod volumes %d, want %d", len(got.Spec.Volumes), len(inj.Spec.Volumes)+1)
 	}
+}
 
-	// The controller made the gateway's objects.
-	k8stest.Eventually(t, "the relay Service", func() string {
-		svc, err := cs.CoreV1().Services(testNS).Get(ctx, "liqo-relay-"+testGateway, metav1.GetOptions{})
-		if err != nil {
-			return err.Error()
-		}
-		if svc.Spec.Selector[ActiveLabel] != "true" || len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].Kind != "GatewayServer" {
-			return "unexpected Service " + svc.String()
-		}
-		return ""
-	})
-	if _, err := cs.RbacV1().RoleBindings(testNS).Get(ctx, "liqo-relay-"+testGateway, metav1.GetOptions{}); err != nil {
-		t.Errorf("RoleBinding: %v", err)
-	}
-
-	// 5. The webhook down: the pod is created without it (failurePolicy
-	// Ignore) ...
-	w.stop()
-	gw4 := liqoGatewayPod(t)
-	gw4.GenerateName, gw4.Name = "", "gw-4"
-	if n := containerNames(create(testNS, gw4)); strings.Join(n, ",") != "gateway,wireguard,geneve" {
-		t.Errorf("webhook down: containers %v", n)
-	}
-	// ... and once it is back, the controller reports it.
-	w = startWebhook(t, c.Kubeconfig, listen, certDir, sidecar)
+// checkMissingReported waits for the webhook w to report gateway pod gw-4,
+// created while it was down, in its metric and in an event.
+func checkMissingReported(t *testing.T, c *k8stest.Cluster, w *webhookRun) {
 	k8stest.Eventually(t, "relay_inject_missing_sidecar", func() string {
 		resp, err := http.Get(w.metrics)
 		if err != nil {
