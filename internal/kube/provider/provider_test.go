@@ -15,6 +15,29 @@ import (
 )
 
 func TestRelaysDrivenByTheAPIServer(t *testing.T) {
+	p := startBed(t)
+	p.publish(t)
+	p.connect(t)
+	p.update(t)
+	p.churnNeighbours(t)
+	p.rotateInPlace(t)
+	p.rotateByRestart(t)
+}
+
+// bed is one API server with two relays, A in tenant-a and B in tenant-b,
+// each running as its namespace's ServiceAccount; adm is the admin's
+// client, which stands in for the consumer's operator. pubA and pubB are
+// the keys the relays publish.
+type bed struct {
+	c          *k8stest.Cluster
+	adm        *client.Client
+	ctx        context.Context
+	kcA        string
+	a, b       *relay
+	pubA, pubB string
+}
+
+func startBed(t *testing.T) *bed {
 	c := k8stest.Start(t, "prov", "")
 	c.InstallCRDs(t)
 	kcA := setupNamespace(t, c, "tenant-a")
@@ -37,8 +60,39 @@ func TestRelaysDrivenByTheAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	return &bed{c: c, adm: adm, ctx: context.Background(), kcA: kcA, a: a, b: b}
+}
 
+func label(relay string) map[string]string { return map[string]string{v1alpha1.RelayLabel: relay} }
+
+// spec is a RelayPeer for the relay of pub with a direct path to
+// 127.0.0.1:port.
+func spec(pub string, port uint16, prefixes ...string) v1alpha1.RelayPeerSpec {
+	s := v1alpha1.RelayPeerSpec{PublicKey: pub, Paths: []v1alpha1.Path{{Name: "direct", Endpoint: fmt.Sprintf("127.0.0.1:%d", port)}}}
+	for _, p := range prefixes {
+		s.Prefixes = append(s.Prefixes, v1alpha1.Prefix(p))
+	}
+	return s
+}
+
+// readyOn is a condition: RelayPeer ns/name is Ready and reachable on
+// path, for its current generation.
+func (p *bed) readyOn(ns, name, path string) func() bool {
+	return func() bool {
+		rp, err := p.adm.GetRelayPeer(p.ctx, ns, name)
+		if err != nil {
+			return false
+		}
+		c := meta.FindStatusCondition(rp.Status.Conditions, v1alpha1.ConditionReady)
+		return c != nil && c.Status == "True" && rp.Status.ActivePath == path && rp.Status.Reachable &&
+			rp.Status.ObservedGeneration == rp.Generation
+	}
+}
+
+// publish waits for each relay to keep its key in a Secret and publish
+// its Relay, with the endpoints of the Service its spec names.
+func (p *bed) publish(t *testing.T) {
+	c, adm, ctx, a := p.c, p.adm, p.ctx, p.a
 	// Each relay creates its key Secret and publishes its Relay.
 	var pubA, pubB string
 	waitFor(t, "both Relays published", func() bool {
@@ -73,39 +127,30 @@ spec:
 	if out := c.Kubectl(t, "-n", "tenant-a", "get", "relays"); !strings.Contains(out, "203.0.113.5:51900") || !strings.Contains(out, pubA) {
 		t.Errorf("kubectl get relays:\n%s", out)
 	}
+	p.pubA, p.pubB = pubA, pubB
+}
 
-	// Stand in for the consumer's operator: one RelayPeer each way.
-	label := func(relay string) map[string]string { return map[string]string{v1alpha1.RelayLabel: relay} }
-	spec := func(pub string, port uint16, prefixes ...string) v1alpha1.RelayPeerSpec {
-		s := v1alpha1.RelayPeerSpec{PublicKey: pub, Paths: []v1alpha1.Path{{Name: "direct", Endpoint: fmt.Sprintf("127.0.0.1:%d", port)}}}
-		for _, p := range prefixes {
-			s.Prefixes = append(s.Prefixes, v1alpha1.Prefix(p))
-		}
-		return s
-	}
+// connect stands in for the consumer's operator: one RelayPeer each way.
+func (p *bed) connect(t *testing.T) {
+	c, adm, ctx, a, b, pubA, pubB := p.c, p.adm, p.ctx, p.a, p.b, p.pubA, p.pubB
 	if err := adm.ApplyRelayPeer(ctx, "tenant-a", "provider-b", label("provider-a"), spec(pubB, b.port, "10.244.2.0/24", "100.80.0.2/32")); err != nil {
 		t.Fatal(err)
 	}
 	if err := adm.ApplyRelayPeer(ctx, "tenant-b", "provider-a", label("provider-b"), spec(pubA, a.port, "10.244.1.0/24", "100.80.0.1/32")); err != nil {
 		t.Fatal(err)
 	}
-	readyOn := func(ns, name, path string) func() bool {
-		return func() bool {
-			rp, err := adm.GetRelayPeer(ctx, ns, name)
-			if err != nil {
-				return false
-			}
-			c := meta.FindStatusCondition(rp.Status.Conditions, v1alpha1.ConditionReady)
-			return c != nil && c.Status == "True" && rp.Status.ActivePath == path && rp.Status.Reachable &&
-				rp.Status.ObservedGeneration == rp.Generation
-		}
-	}
+	readyOn := p.readyOn
 	waitFor(t, "A's RelayPeer for B on direct", readyOn("tenant-a", "provider-b", "direct"))
 	waitFor(t, "B's RelayPeer for A on direct", readyOn("tenant-b", "provider-a", "direct"))
 	if out := c.Kubectl(t, "-n", "tenant-a", "get", "relaypeers"); !strings.Contains(out, "ACTIVE") || !strings.Contains(out, "direct") {
 		t.Errorf("kubectl get relaypeers:\n%s", out)
 	}
+}
 
+// update changes A's RelayPeer for B: a prefix added, then moved to a
+// new peer, and a second path.
+func (p *bed) update(t *testing.T) {
+	adm, ctx, a, b, pubB := p.adm, p.ctx, p.a, p.b, p.pubB
 	// Update: a second path added on A's side, and one prefix moved from
 	// peer provider-b to a new peer provider-c.
 	s := spec(pubB, b.port, "10.244.2.0/24", "100.80.0.2/32", "10.99.0.0/24")
@@ -137,7 +182,12 @@ spec:
 		rp, err := adm.GetRelayPeer(ctx, "tenant-a", "provider-b")
 		return err == nil && len(rp.Status.Paths) == 2 && rp.Status.Paths[1].State == v1alpha1.PathUp
 	})
+}
 
+// churnNeighbours changes A's other RelayPeers, valid and not, while a
+// UDP stream runs from A to B.
+func (p *bed) churnNeighbours(t *testing.T) {
+	c, adm, ctx, a, b, pubB := p.c, p.adm, p.ctx, p.a, p.b, p.pubB
 	// From here on a UDP stream runs from A to B: changes to other peers,
 	// valid or not, must not cost it a packet.
 	stream := startStream(t, a, b)
@@ -203,7 +253,11 @@ spec:
 	if sent == 0 || lost > 0 {
 		t.Errorf("the stream to provider-b lost %d of %d datagrams while other peers changed", lost, sent)
 	}
+}
 
+// rotateInPlace rotates A's key without a restart.
+func (p *bed) rotateInPlace(t *testing.T) {
+	c, adm, ctx, a, b, pubA := p.c, p.adm, p.ctx, p.a, p.b, p.pubA
 	// In-place key rotation (docs/kubernetes.md, "Keys"): the annotation
 	// stages a new key in A's Secret and Relay; the operator's part, copying
 	// status.nextPublicKey into B's RelayPeer for A, is done here; A
@@ -211,7 +265,7 @@ spec:
 	// key alone. A UDP stream from A to B runs across it.
 	c.Kubectl(t, "-n", "tenant-a", "delete", "relaypeer", "provider-d") // a peer that could never stage
 	waitFor(t, "provider-d removed", func() bool { _, ok := a.peer(t, "provider-d"); return !ok })
-	stream = startStream(t, a, b)
+	stream := startStream(t, a, b)
 	c.Kubectl(t, "-n", "tenant-a", "annotate", "relay", "provider-a", v1alpha1.RotateKeyAnnotation+"=r1")
 	var nextA string
 	waitFor(t, "provider-a's next key staged", func() bool {
@@ -244,7 +298,7 @@ spec:
 	if out := c.Kubectl(t, "-n", "tenant-a", "get", "secret", "relay-key", "-o", "jsonpath={.data}"); strings.Contains(out, "privateKey.next") {
 		t.Errorf("the Secret still holds a staged key after the switch: %s", out)
 	}
-	sent, lost = stream.stop()
+	sent, lost := stream.stop()
 	t.Logf("UDP stream A->B across the key rotation: %d datagrams, %d lost", sent, lost)
 	if sent == 0 || lost > maxRotationLoss {
 		t.Errorf("the stream to provider-b lost %d of %d datagrams across the key rotation (at most %d allowed)", lost, sent, maxRotationLoss)
@@ -254,7 +308,14 @@ spec:
 		t.Fatal(err)
 	}
 	pubA = nextA
+	p.pubA = pubA
+}
 
+// rotateByRestart rotates A's key by deleting its Secret and restarting
+// it.
+func (p *bed) rotateByRestart(t *testing.T) {
+	c, adm, ctx, a, b, pubA := p.c, p.adm, p.ctx, p.a, p.b, p.pubA
+	kcA := p.kcA
 	// Key rotation by restart (docs/kubernetes.md): delete the key Secret
 	// and restart the relay; it generates a new key and publishes it, and
 	// once the other side's RelayPeer carries it the link comes back.
@@ -281,4 +342,5 @@ spec:
 		q, ok2 := b.peer(t, "provider-a")
 		return ok && ok2 && p.Reachable && q.Reachable && q.PublicKey == newA && !q.LastHandshake.IsZero()
 	})
+	p.a = a
 }
