@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/liqo-relay/relay/pkg/kube/inject"
-	"github.com/liqo-relay/relay/pkg/kube/operator"
+	"github.com/liqo-relay/relay/internal/kube/consumer/operator"
+	"github.com/liqo-relay/relay/internal/kube/webhook"
 )
 
 // sidecarFile returns the sidecar.yaml of the webhook's ConfigMap in a
@@ -28,7 +28,7 @@ func sidecarFile(objs []map[string]any) string {
 
 // TestChartSidecarParses feeds the sidecar file of every variant that has
 // the webhook to the webhook's own parser (strict: an unknown key is an
-// error), so values.yaml cannot drift from inject.Sidecar.
+// error), so values.yaml cannot drift from webhook.Sidecar.
 func TestChartSidecarParses(t *testing.T) {
 	h := helm(t)
 	extra := []variant{
@@ -45,16 +45,16 @@ func TestChartSidecarParses(t *testing.T) {
 			continue
 		}
 		n++
-		sc, err := inject.ParseSidecar([]byte(file))
+		sc, err := webhook.ParseSidecar([]byte(file))
 		if err != nil {
-			t.Errorf("%s: the chart's sidecar file does not parse with inject.ParseSidecar:\n%v\n%s", v.name, err, file)
+			t.Errorf("%s: the chart's sidecar file does not parse with webhook.ParseSidecar:\n%v\n%s", v.name, err, file)
 			continue
 		}
 		if sc.Image != "ghcr.io/liqo-relay/relay:0.1.0" {
 			t.Errorf("%s: image %q", v.name, sc.Image)
 		}
 		if v.name == "sidecar-options" {
-			if sc.Mode != inject.ModeNetstack || sc.Service.Type != "ClusterIP" || sc.Service.ExternalTrafficPolicy != "" ||
+			if sc.Mode != webhook.ModeNetstack || sc.Service.Type != "ClusterIP" || sc.Service.ExternalTrafficPolicy != "" ||
 				sc.KeySecret != "other-key" || !sc.NameIncludesConsumer || sc.NetworkPolicyEnabled() {
 				t.Errorf("%s: %+v", v.name, sc)
 			}
@@ -82,7 +82,7 @@ func TestChartSidecarNetworkPolicyDefaults(t *testing.T) {
 	} {
 		v := variant{name: "np", sets: c.sets}
 		file := sidecarFile(decodeAll(t, "np", v.render(t, h)))
-		sc, err := inject.ParseSidecar([]byte(file))
+		sc, err := webhook.ParseSidecar([]byte(file))
 		if err != nil {
 			t.Fatalf("%v: %v", c.sets, err)
 		}
@@ -234,7 +234,7 @@ func TestChartFlagsParse(t *testing.T) {
 			continue
 		}
 		args := deploymentArgs(t, objs, name)
-		fs, cl := inject.NewFlagSet(func(string) string { return "" })
+		fs, cl := webhook.NewFlagSet(func(string) string { return "" })
 		fs.SetOutput(io.Discard)
 		if args[0] != "inject" {
 			t.Errorf("%s: inject args[0] %q", v.name, args[0])
@@ -301,15 +301,15 @@ func mountsFile(pod any, path string) bool {
 }
 
 // TestChartWebhookIsTheTestedOne: the chart's MutatingWebhookConfiguration
-// is pkg/kube/inject/testdata/webhook-config.yaml, the one the webhook is
-// tested with on a real API server, but for the names the release gives
+// is internal/kube/webhook/testdata/webhook-config.yaml, the one the webhook
+// is tested with on a real API server, but for the names the release gives
 // (metadata, clientConfig.service) and one more namespaceSelector
 // expression (the release namespace and kube-system are never mutated);
 // its path is the webhook's.
 func TestChartWebhookIsTheTestedOne(t *testing.T) {
 	h := helm(t)
 	for _, v := range variants {
-		want := decodeAll(t, "webhook-config.yaml", readFile(t, "../pkg/kube/inject/testdata/webhook-config.yaml"))[0]
+		want := decodeAll(t, "webhook-config.yaml", readFile(t, "../internal/kube/webhook/testdata/webhook-config.yaml"))[0]
 		mwc := find(decodeAll(t, v.name, v.render(t, h)), "MutatingWebhookConfiguration", v.name+"-liqo-relay-inject")
 		if mwc == nil {
 			continue
@@ -321,18 +321,18 @@ func TestChartWebhookIsTheTestedOne(t *testing.T) {
 		}
 		for i := range got {
 			g, w := got[i].(map[string]any), tested[i].(map[string]any)
-			if p := get(g, "clientConfig", "service", "path"); p != inject.WebhookPath || p != get(w, "clientConfig", "service", "path") {
-				t.Errorf("%s: path %v, the webhook serves %s", v.name, p, inject.WebhookPath)
+			if p := get(g, "clientConfig", "service", "path"); p != webhook.WebhookPath || p != get(w, "clientConfig", "service", "path") {
+				t.Errorf("%s: path %v, the webhook serves %s", v.name, p, webhook.WebhookPath)
 			}
 			exprs := get(g, "namespaceSelector", "matchExpressions").([]any)
 			if len(exprs) != 2 || !reflect.DeepEqual(exprs[0], get(w, "namespaceSelector", "matchExpressions", 0)) ||
 				get(exprs[1], "key") != "kubernetes.io/metadata.name" || !contains(get(exprs[1], "values"), v.name) || !contains(get(exprs[1], "values"), "kube-system") {
 				t.Errorf("%s: namespaceSelector %v", v.name, get(g, "namespaceSelector"))
 			}
-			if get(exprs[0], "key") != inject.OptOutKey {
-				t.Errorf("%s: the opt-out label is %v, the webhook's %s", v.name, get(exprs[0], "key"), inject.OptOutKey)
+			if get(exprs[0], "key") != webhook.OptOutKey {
+				t.Errorf("%s: the opt-out label is %v, the webhook's %s", v.name, get(exprs[0], "key"), webhook.OptOutKey)
 			}
-			if get(g, "objectSelector", "matchLabels", inject.ComponentLabel) != inject.ComponentGateway {
+			if get(g, "objectSelector", "matchLabels", webhook.ComponentLabel) != webhook.ComponentGateway {
 				t.Errorf("%s: objectSelector %v", v.name, get(g, "objectSelector"))
 			}
 			for _, m := range []map[string]any{g, w} {

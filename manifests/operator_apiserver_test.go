@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/liqo-relay/relay/build/manifestgen"
-	"github.com/liqo-relay/relay/pkg/kube/operator"
+	"github.com/liqo-relay/relay/internal/kube/consumer/operator"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 

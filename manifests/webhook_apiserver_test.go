@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/liqo-relay/relay/internal/core/config"
-	"github.com/liqo-relay/relay/pkg/kube/inject"
+	"github.com/liqo-relay/relay/internal/kube/webhook"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 
@@ -36,8 +36,8 @@ func liqoGatewayPod(t *testing.T) *corev1.Pod {
 	t.Helper()
 	pod := k8stest.LiqoGatewayPod(t, glueGateway, glueTenant)
 	pod.Name, pod.Namespace = "gw-1", glueTenant
-	pod.Labels[inject.GatewayNameLabel] = glueGateway
-	pod.Labels[inject.ActiveLabel] = "true"
+	pod.Labels[webhook.GatewayNameLabel] = glueGateway
+	pod.Labels[webhook.ActiveLabel] = "true"
 	return pod
 }
 
@@ -105,13 +105,13 @@ spec: {}
 
 	ctx := context.Background()
 	admin := kubernetes.NewForConfigOrDie(c.Config(t))
-	patch, _ := json.Marshal([]map[string]any{{"op": "replace", "path": "/webhooks/0/clientConfig", "value": map[string]any{"url": "https://" + listen + inject.WebhookPath}}})
+	patch, _ := json.Marshal([]map[string]any{{"op": "replace", "path": "/webhooks/0/clientConfig", "value": map[string]any{"url": "https://" + listen + webhook.WebhookPath}}})
 	if _, err := admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
 	// The chart's arguments, then the local overrides (the last wins).
-	fs, cl := inject.NewFlagSet(func(string) string { return "" })
+	fs, cl := webhook.NewFlagSet(func(string) string { return "" })
 	fs.SetOutput(io.Discard)
 	saKubeconfig := c.ServiceAccountKubeconfig(t, "provider", name)
 	local := []string{"--listen=" + listen, "--metrics-listen=127.0.0.1:0", "--health-listen=127.0.0.1:0",
@@ -125,9 +125,9 @@ spec: {}
 	}
 	// The chart's admission policies are in force before relay inject
 	// writes anything: its writes below pass them.
-	webhook := kubeconfigClient(t, saKubeconfig)
-	waitForSecretPolicies(t, admin, webhook, "provider", glueTenant)
-	waitForWebhookConfigPolicy(t, webhook, "provider", name)
+	saClient := kubeconfigClient(t, saKubeconfig)
+	waitForSecretPolicies(t, admin, saClient, "provider", glueTenant)
+	waitForWebhookConfigPolicy(t, saClient, "provider", name)
 
 	o := cl.Options
 	metrics := make(chan string, 1)
@@ -135,7 +135,7 @@ spec: {}
 	o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- inject.Run(rctx, o) }()
+	go func() { done <- webhook.Run(rctx, o) }()
 	t.Cleanup(func() { cancel(); <-done })
 	var metricsURL string
 	select {
@@ -165,8 +165,8 @@ spec: {}
 	if strings.Join(names, ",") != "gateway,wireguard,geneve,relay" {
 		t.Fatalf("gateway pod containers %v, want Liqo's three and relay", names)
 	}
-	if got.Annotations[inject.InjectedAnnotation] != glueLocal || got.Spec.Containers[3].Image != "ghcr.io/liqo-relay/relay:0.1.0" {
-		t.Errorf("relay %q, image %q", got.Annotations[inject.InjectedAnnotation], got.Spec.Containers[3].Image)
+	if got.Annotations[webhook.InjectedAnnotation] != glueLocal || got.Spec.Containers[3].Image != "ghcr.io/liqo-relay/relay:0.1.0" {
+		t.Errorf("relay %q, image %q", got.Annotations[webhook.InjectedAnnotation], got.Spec.Containers[3].Image)
 	}
 
 	// The controller wrote every per-gateway object with the chart's rights.
@@ -222,8 +222,8 @@ spec: {clusterA: provider-a, clusterB: provider-b}
 	}
 
 	// What the chart's admission policies refuse that RBAC allows.
-	checkSecretPolicies(t, admin, webhook, "provider", glueTenant)
-	checkWebhookConfigPolicy(t, admin, webhook, "provider", name)
+	checkSecretPolicies(t, admin, saClient, "provider", glueTenant)
+	checkWebhookConfigPolicy(t, admin, saClient, "provider", name)
 
 	// No sync failed for want of a right.
 	body := scrape(t, metricsURL)
@@ -265,7 +265,7 @@ func checkDNSWiring(t *testing.T, c *k8stest.Cluster, admin kubernetes.Interface
 	if !slices.Contains(relay.Args, "--dns-listen=$(POD_IP):5353") {
 		t.Errorf("relay args %v", relay.Args)
 	}
-	cfg, err := config.Parse([]byte(pod.Annotations[inject.ConfigAnnotation]))
+	cfg, err := config.Parse([]byte(pod.Annotations[webhook.ConfigAnnotation]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,20 +280,20 @@ func checkDNSWiring(t *testing.T, c *k8stest.Cluster, admin kubernetes.Interface
 		if err != nil {
 			return err.Error()
 		}
-		if svc.Annotations[inject.CoreDNSAnnotation] == "" {
-			return "no " + inject.CoreDNSAnnotation + " annotation yet"
+		if svc.Annotations[webhook.CoreDNSAnnotation] == "" {
+			return "no " + webhook.CoreDNSAnnotation + " annotation yet"
 		}
 		return ""
 	})
-	if want := inject.CoreDNSBlock(zone, svc.Spec.ClusterIP, 53); svc.Spec.ClusterIP == "" || svc.Annotations[inject.CoreDNSAnnotation] != want {
-		t.Errorf("CoreDNS block\n%s\nwant (zone %s, ClusterIP %s)\n%s", svc.Annotations[inject.CoreDNSAnnotation], zone, svc.Spec.ClusterIP, want)
+	if want := webhook.CoreDNSBlock(zone, svc.Spec.ClusterIP, 53); svc.Spec.ClusterIP == "" || svc.Annotations[webhook.CoreDNSAnnotation] != want {
+		t.Errorf("CoreDNS block\n%s\nwant (zone %s, ClusterIP %s)\n%s", svc.Annotations[webhook.CoreDNSAnnotation], zone, svc.Spec.ClusterIP, want)
 	}
 	if svc.Spec.Type != corev1.ServiceTypeClusterIP || len(svc.Spec.Ports) != 2 || svc.Spec.Ports[0].Port != 53 || svc.Spec.Ports[1].Protocol != corev1.ProtocolTCP {
 		t.Errorf("DNS Service spec %+v", svc.Spec)
 	}
 	// The block as a user gets it.
-	out := c.Kubectl(t, "get", "svc", "-A", "-l", inject.DNSServiceLabel+"=true", "-o", `jsonpath={range .items[*]}{.metadata.annotations.relay\.liqo-relay\.io/coredns}{end}`)
-	if out != svc.Annotations[inject.CoreDNSAnnotation] {
+	out := c.Kubectl(t, "get", "svc", "-A", "-l", webhook.DNSServiceLabel+"=true", "-o", `jsonpath={range .items[*]}{.metadata.annotations.relay\.liqo-relay\.io/coredns}{end}`)
+	if out != svc.Annotations[webhook.CoreDNSAnnotation] {
 		t.Errorf("kubectl jsonpath gives\n%s", out)
 	}
 	sa := "system:serviceaccount:" + glueTenant + ":" + glueGateway

@@ -9,14 +9,14 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/liqo-relay/relay/pkg/kube/inject"
-	"github.com/liqo-relay/relay/pkg/kube/provider"
+	"github.com/liqo-relay/relay/internal/kube/client"
+	"github.com/liqo-relay/relay/internal/kube/webhook"
 )
 
 // cmdInject runs the sidecar-injection webhook and its per-gateway
 // controller (docs/inject.md) until SIGINT or SIGTERM.
 func cmdInject(args []string, stderr io.Writer) error {
-	fs, cl := inject.NewFlagSet(os.Getenv)
+	fs, cl := webhook.NewFlagSet(os.Getenv)
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
@@ -30,8 +30,8 @@ func cmdInject(args []string, stderr io.Writer) error {
 		h = slog.NewTextHandler(stderr, nil)
 	}
 	o.Log = slog.New(h).With("component", "inject")
-	provider.RouteClientLogs(o.Log)
+	client.RouteClientLogs(o.Log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return inject.Run(ctx, o)
+	return webhook.Run(ctx, o)
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/kube/client"
+	"github.com/liqo-relay/relay/internal/kube/provider"
 	"github.com/liqo-relay/relay/internal/version"
-	"github.com/liqo-relay/relay/pkg/kube/provider"
 )
 
 // kubeOpts are the flags of Kubernetes mode (docs/kubernetes.md).
@@ -63,7 +64,7 @@ func startKube(ctx context.Context, k kubeOpts, cfg *config.Config, log *slog.Lo
 	if listen != nil {
 		cfg.DNSServer.Listen = listen
 	}
-	provider.RouteClientLogs(log)
+	client.RouteClientLogs(log)
 	c, err := provider.Connect(*k.kubeconfig, *k.namespace)
 	if err != nil {
 		return nil, err

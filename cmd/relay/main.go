@@ -2,7 +2,7 @@
 // clusters of a Liqo federation directly over WireGuard, keeps each peer on
 // its lowest-latency healthy path and fails over in a fraction of a second.
 //
-// It is thin: flags, wiring and signals. The work is done in pkg/.
+// It is thin: flags, wiring and signals. The work is done in internal/.
 package main
 
 import (

@@ -9,8 +9,8 @@ import (
 	"syscall"
 
 	"github.com/liqo-relay/relay/internal/core/config"
-	"github.com/liqo-relay/relay/pkg/kube/operator"
-	"github.com/liqo-relay/relay/pkg/kube/provider"
+	"github.com/liqo-relay/relay/internal/kube/client"
+	"github.com/liqo-relay/relay/internal/kube/consumer/operator"
 )
 
 // cmdOperator runs the consumer-side operator (docs/operator.md).
@@ -26,7 +26,7 @@ func cmdOperator(args []string, stderr io.Writer) error {
 	o := cl.Options
 	log, _ := newLogger(stderr, config.Log{Level: cl.LogLevel, Format: cl.LogFormat})
 	o.Logger = log
-	provider.RouteClientLogs(log) // process-wide: client-go's own logs
+	client.RouteClientLogs(log) // process-wide: client-go's own logs
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	err := operator.Run(ctx, o)

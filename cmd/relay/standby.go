@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/liqo-relay/relay/pkg/kube/inject"
+	"github.com/liqo-relay/relay/internal/kube/webhook"
 )
 
 // standbyPoll is how often a relay with --standby-labels reads its pod's
@@ -27,7 +27,7 @@ func podActive(path string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("reading the pod's labels: %w", err)
 	}
-	return inject.ActiveInLabels(data)
+	return webhook.ActiveInLabels(data)
 }
 
 // waitActive blocks until the pod is the active gateway replica, or ctx

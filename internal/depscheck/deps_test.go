@@ -2,10 +2,11 @@
 // packages (listed in pure: the core under internal/core, the simulator,
 // the WAN emulator's model) stay free of I/O and heavy dependencies,
 // gVisor stays behind internal/dataplane/tun, client-go behind the
-// Kubernetes packages, and the Kubernetes packages keep off the admin HTTP
-// package (kubeadmin_test.go). It also keeps one product binary,
-// cmd/relay, with test, perf and build tools as their own mains under
-// perf/, test/ and build/.
+// Kubernetes packages (internal/kube), where each side of the federation
+// uses only its own packages and the shared ones, and the Kubernetes
+// packages keep off the admin HTTP package (kubeadmin_test.go). It also
+// keeps one product binary, cmd/relay, with test, perf and build tools as
+// their own mains under perf/, test/ and build/.
 package depscheck
 
 import (
@@ -16,6 +17,7 @@ import (
 	"go/token"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,14 +52,14 @@ var forbiddenAnywhere = []string{"gvisor.dev/", "golang.zx2c4.com/wireguard", "k
 // confined maps a dependency prefix to the package prefixes allowed to import it directly.
 var confined = map[string][]string{
 	"gvisor.dev/": {module + "/internal/dataplane/tun"},
-	// Kubernetes stays in the controllers (pkg/kube/...), the API types
+	// Kubernetes stays in the controllers (internal/kube/...), the API types
 	// (api/, apimachinery only) and test tooling that drives real API
 	// servers: the relay's core and shells never see it.
-	"k8s.io/client-go":     {module + "/pkg/kube/", module + "/test/"},
-	"k8s.io/api/":          {module + "/pkg/kube/", module + "/test/"},
-	"k8s.io/apimachinery/": {module + "/pkg/kube/", module + "/api/", module + "/test/"},
-	"sigs.k8s.io/":         {module + "/pkg/kube/", module + "/test/"},
-	module + "/api/":       {module + "/pkg/kube/", module + "/test/", module + "/api/"},
+	"k8s.io/client-go":     {module + "/internal/kube/", module + "/test/"},
+	"k8s.io/api/":          {module + "/internal/kube/", module + "/test/"},
+	"k8s.io/apimachinery/": {module + "/internal/kube/", module + "/api/", module + "/test/"},
+	"sigs.k8s.io/":         {module + "/internal/kube/", module + "/test/"},
+	module + "/api/":       {module + "/internal/kube/", module + "/test/", module + "/api/"},
 	// The kernel shells, and the real-Liqo lab's load balancer (routes in
 	// the lab's underlay router).
 	"github.com/vishvananda/netlink": {module + "/internal/dataplane/tun", module + "/internal/dataplane/liqonet", module + "/internal/testbed/netns", module + "/test/liqo/labservices"},
@@ -274,6 +276,98 @@ func TestBinaryRulesCatch(t *testing.T) {
 		{"no relay", []pkg{tool}, "not found"},
 	} {
 		got := mainViolations(tc.pkgs)
+		switch {
+		case tc.want == "" && len(got) != 0:
+			t.Errorf("%s: unexpected violations %q", tc.name, got)
+		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+			t.Errorf("%s: got %q, want one violation containing %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// kubeSides are the roots of what each side of the federation runs: the
+// relay's loops in a provider (inside relay run), the operator in the
+// consumer (relay operator) and the injection webhook in a provider
+// (relay inject). The other packages under kubeRoot (the client, keysecret,
+// liqo) are shared by all sides.
+var kubeSides = []string{module + "/internal/kube/provider", module + "/internal/kube/consumer", module + "/internal/kube/webhook"}
+
+const kubeRoot = module + "/internal/kube/"
+
+// kubeSide returns the side root path is under, "" for a shared package
+// and for a package outside kubeRoot.
+func kubeSide(path string) string {
+	for _, s := range kubeSides {
+		if path == s || strings.HasPrefix(path, s+"/") {
+			return s
+		}
+	}
+	return ""
+}
+
+// kubeSideViolations returns one message per package under kubeRoot that
+// reaches another side's package: a side's code, and its tests, use only
+// its own packages and the shared ones, and a shared package no side's,
+// so that the layout says which cluster runs what. cmd/relay and test/
+// wire the sides together and may reach any.
+func kubeSideViolations(pkgs []pkg) []string {
+	var bad []string
+	for _, p := range pkgs {
+		if !strings.HasPrefix(p.ImportPath, kubeRoot) {
+			continue
+		}
+		own := kubeSide(p.ImportPath)
+		reached := map[string]string{}
+		for _, d := range p.Deps {
+			reached[d] = "depends on"
+		}
+		for _, d := range append(append([]string(nil), p.TestImports...), p.XTestImports...) {
+			if _, ok := reached[d]; !ok {
+				reached[d] = "tests import"
+			}
+		}
+		for d, how := range reached {
+			if s := kubeSide(d); s != "" && s != own {
+				where := "shared package " + p.ImportPath
+				if own != "" {
+					where = p.ImportPath + " (side " + strings.TrimPrefix(own, kubeRoot) + ")"
+				}
+				bad = append(bad, where+" "+how+" "+d+": a side uses only its own and the shared packages under "+kubeRoot)
+			}
+		}
+	}
+	slices.Sort(bad)
+	return bad
+}
+
+func TestKubeSidesStayApart(t *testing.T) {
+	for _, msg := range kubeSideViolations(listPackages(t)) {
+		t.Error(msg)
+	}
+}
+
+// TestKubeSideRulesCatch proves the side rules reject what they must, on
+// synthetic package lists.
+func TestKubeSideRulesCatch(t *testing.T) {
+	shared := module + "/internal/kube/client"
+	prov := module + "/internal/kube/provider"
+	peersync := module + "/internal/kube/provider/peersync"
+	connect := module + "/internal/kube/consumer/connect"
+	webhook := module + "/internal/kube/webhook"
+	for _, tc := range []struct {
+		name string
+		p    pkg
+		want string // substring of the one expected violation; "" for none
+	}{
+		{"own side and shared", pkg{ImportPath: prov, Deps: []string{peersync, shared, "fmt"}}, ""},
+		{"the binary wires all sides", pkg{ImportPath: productMain, Deps: []string{prov, connect, webhook}}, ""},
+		{"a prefix is not a side", pkg{ImportPath: module + "/internal/kube/providers", Deps: []string{shared}}, ""},
+		{"provider reaches the consumer", pkg{ImportPath: peersync, Deps: []string{connect}}, "(side provider) depends on " + connect},
+		{"consumer reaches the provider", pkg{ImportPath: connect, Deps: []string{prov}}, "(side consumer) depends on " + prov},
+		{"webhook's test imports the provider", pkg{ImportPath: webhook, XTestImports: []string{peersync}}, "(side webhook) tests import " + peersync},
+		{"shared reaches a side", pkg{ImportPath: shared, Deps: []string{webhook}}, "shared package " + shared + " depends on " + webhook},
+	} {
+		got := kubeSideViolations([]pkg{tc.p})
 		switch {
 		case tc.want == "" && len(got) != 0:
 			t.Errorf("%s: unexpected violations %q", tc.name, got)

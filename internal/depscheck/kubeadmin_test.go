@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// kubeRoots are the Kubernetes packages: the controllers under pkg/kube
-// and anything that moves them under internal/kube.
-var kubeRoots = []string{module + "/pkg/kube", module + "/internal/kube"}
+// kubeRoots are the Kubernetes packages: the controllers, the webhook and
+// the typed clients under internal/kube.
+var kubeRoots = []string{module + "/internal/kube"}
 
 // adminPackage is the relay's admin HTTP server, client and renderers.
 const adminPackage = module + "/internal/control/admin"
@@ -61,17 +61,17 @@ func TestKubeAdminRuleCatches(t *testing.T) {
 		want string // substring of the one expected violation; "" for none
 	}{
 		{"clean", []pkg{
-			{ImportPath: module + "/pkg/kube/peersync", Imports: []string{status}, TestImports: []string{status}},
+			{ImportPath: module + "/internal/kube/peersync", Imports: []string{status}, TestImports: []string{status}},
 			{ImportPath: module + "/internal/agent", Imports: []string{adminPackage, status}},
 			{ImportPath: module + "/cmd/relay", Imports: []string{adminPackage}},
-			{ImportPath: module + "/pkg/kubelike", Imports: []string{adminPackage}},
-			{ImportPath: module + "/pkg/kube/x", Imports: []string{adminPackage + "ish"}},
+			{ImportPath: module + "/internal/kubelike", Imports: []string{adminPackage}},
+			{ImportPath: module + "/internal/kube/x", Imports: []string{adminPackage + "ish"}},
 		}, ""},
-		{"controller imports admin", []pkg{{ImportPath: module + "/pkg/kube/peersync", Imports: []string{status, adminPackage}}},
-			module + "/pkg/kube/peersync imports " + adminPackage + ":"},
-		{"test imports admin", []pkg{{ImportPath: module + "/pkg/kube/provider", TestImports: []string{adminPackage}}},
-			module + "/pkg/kube/provider imports " + adminPackage + ":"},
-		{"external test imports admintest", []pkg{{ImportPath: module + "/pkg/kube/peersync", XTestImports: []string{adminPackage + "/admintest"}}},
+		{"controller imports admin", []pkg{{ImportPath: module + "/internal/kube/peersync", Imports: []string{status, adminPackage}}},
+			module + "/internal/kube/peersync imports " + adminPackage + ":"},
+		{"test imports admin", []pkg{{ImportPath: module + "/internal/kube/provider", TestImports: []string{adminPackage}}},
+			module + "/internal/kube/provider imports " + adminPackage + ":"},
+		{"external test imports admintest", []pkg{{ImportPath: module + "/internal/kube/peersync", XTestImports: []string{adminPackage + "/admintest"}}},
 			"imports " + adminPackage + "/admintest"},
 		{"internal/kube imports admin", []pkg{{ImportPath: module + "/internal/kube/peersync", Imports: []string{adminPackage}}},
 			module + "/internal/kube/peersync imports"},

@@ -25,5 +25,6 @@
 // overlapping pod CIDRs, and checks docs/liqo-addressing.md §10 both ways.
 // TestE2ELiqoDataPathKubernetes runs the same checks with the relays in
 // Kubernetes mode, an API server per provider, and the RelayPeers the
-// consumer's operator would write (computed with pkg/kube/podmap).
+// consumer's operator would write (computed with
+// internal/kube/consumer/podmap).
 package e2e

@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/kube/client"
 	"github.com/liqo-relay/relay/internal/testbed/netns"
-	"github.com/liqo-relay/relay/pkg/kube/relayclient"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 	"github.com/liqo-relay/relay/test/k8s/liqofake"
 )
@@ -48,7 +48,7 @@ type fccWorld struct {
 	a, b     *fccSide
 	consumer *k8stest.Cluster
 	dyn      dynamic.Interface
-	rc       *relayclient.Client
+	rc       *client.Client
 	opKube   string // the operator's kubeconfig (Role-bound token)
 	operator *netns.Proc
 }
@@ -72,7 +72,7 @@ func newFCCWorld(t *testing.T) *fccWorld {
 	if w.dyn, err = dynamic.NewForConfig(w.consumer.Config(t)); err != nil {
 		t.Fatal(err)
 	}
-	if w.rc, err = relayclient.New(w.consumer.Config(t)); err != nil {
+	if w.rc, err = client.New(w.consumer.Config(t)); err != nil {
 		t.Fatal(err)
 	}
 	w.consumer.Kubectl(t, "create", "namespace", kubeNamespace)

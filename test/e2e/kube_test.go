@@ -9,8 +9,9 @@ import (
 )
 
 // Generous bounds for TestE2EKubernetes: only a broken relay misses them.
-// Status is written within a second of a transition (pkg/kube/peersync
-// statusTick); failback takes the failover test's failbackWithin.
+// Status is written within a second of a transition
+// (internal/kube/provider/peersync statusTick); failback takes the failover
+// test's failbackWithin.
 const (
 	kubeFirstReplyWithin = 30 * time.Second
 	kubeStatusWithin     = 30 * time.Second

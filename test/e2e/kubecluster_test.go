@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/kube/client"
 	"github.com/liqo-relay/relay/internal/testbed/netns"
-	"github.com/liqo-relay/relay/pkg/kube/relayclient"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 
@@ -40,7 +40,7 @@ const kubeNamespace = "liqo-relay"
 type Provider struct {
 	Side    *Side
 	Cluster *k8stest.Cluster // Kubeconfig points at the forwarder (for the test's kubectl)
-	API     *relayclient.Client
+	API     *client.Client
 	// InsideURL is the API server's URL inside the namespace.
 	InsideURL string
 	// stateDir is the cluster's cluster.sh state (pid files, logs).
@@ -76,7 +76,7 @@ func StartProvider(t *testing.T, s *Side) *Provider {
 		t.Fatal(err)
 	}
 	c.Kubeconfig = outside
-	p.API, err = relayclient.New(c.Config(t))
+	p.API, err = client.New(c.Config(t))
 	if err != nil {
 		t.Fatal(err)
 	}

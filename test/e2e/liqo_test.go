@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/api/v1alpha1"
+	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
 	"github.com/liqo-relay/relay/internal/testbed/netns"
-	"github.com/liqo-relay/relay/pkg/kube/podmap"
 )
 
 // lqRelayConfig renders the relay of provider p in its gateway pod: TUN

@@ -5,8 +5,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/liqo-relay/relay/internal/kube/consumer/podmap"
 	"github.com/liqo-relay/relay/internal/testbed/netns"
-	"github.com/liqo-relay/relay/pkg/kube/podmap"
 )
 
 // Fixed addresses of the Liqo model, those of docs/liqo-addressing.md §1.
@@ -189,7 +189,7 @@ func (m *lqModel) buildConsumerGateway(t *testing.T, p *lqProvider) {
 }
 
 // mapping computes both RelayPeers' prefixes and seesUs from the IP objects
-// with pkg/kube/podmap, as the operator does.
+// with internal/kube/consumer/podmap, as the operator does.
 func (m *lqModel) mapping(t *testing.T) podmap.Result {
 	t.Helper()
 	prov := func(p *lqProvider) podmap.Provider {

@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/liqo-relay/relay/pkg/kube/liqo"
+	"github.com/liqo-relay/relay/internal/kube/liqo"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
 )
 

@@ -1,0 +1,235 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+)
+
+type fakeEvents struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (f *fakeEvents) Eventf(regarding, _ runtime.Object, typ, reason, _, note string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := regarding.(metav1.Object)
+	f.notes = append(f.notes, fmt.Sprintf("%s %s %s/%s: %s", typ, reason, m.GetNamespace(), m.GetName(), fmt.Sprintf(note, args...)))
+}
+
+type ctlFixture struct {
+	ctl     *Controller
+	client  *fake.Clientset
+	dyn     *dynamicfake.FakeDynamicClient
+	events  *fakeEvents
+	metrics *Metrics
+	pods    cache.Indexer
+}
+
+const gwUID = "0b0c8c3e-0d4f-4a55-9a55-6f0c8d6b1a02"
+
+func newCtlFixture(t *testing.T, withGateway bool, pods ...*corev1.Pod) *ctlFixture {
+	t.Helper()
+	var objs []runtime.Object
+	if withGateway {
+		gs := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "networking.liqo.io/v1beta1", "kind": "GatewayServer",
+			"metadata": map[string]any{"name": testGateway, "namespace": testNS, "uid": gwUID},
+		}}
+		objs = append(objs, gs)
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		gatewayKinds[0].gvr: "GatewayServerList", gatewayKinds[1].gvr: "GatewayClientList", relaysGVR: "RelayList",
+	}, objs...)
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, p := range pods {
+		if err := idx.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &ctlFixture{client: fake.NewClientset(), dyn: dyn, events: &fakeEvents{}, metrics: NewMetrics(prometheus.NewRegistry()), pods: idx}
+	f.ctl = NewController(ControllerOptions{
+		Client: f.client, Dynamic: dyn, Sidecar: testSidecar(t), Pods: corelisters.NewPodLister(idx),
+		ClusterID: func(context.Context) (string, error) { return testLocal, nil },
+		Events:    f.events, Metrics: f.metrics, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	return f
+}
+
+// gatewayPodNamed is the Liqo gateway pod, created (named, in its
+// namespace), with or without the sidecar.
+func gatewayPodNamed(t *testing.T, name string, injected bool) *corev1.Pod {
+	p := liqoGatewayPod(t)
+	if injected {
+		p = injectedPod(t, p, testSidecar(t), testLocal)
+	}
+	p.Name, p.Namespace = name, testNS
+	return p
+}
+
+func writes(actions []k8stesting.Action) []string {
+	var out []string
+	for _, a := range actions {
+		if a.GetVerb() == "get" || a.GetVerb() == "list" || a.GetVerb() == "watch" {
+			continue
+		}
+		out = append(out, a.GetVerb()+" "+a.GetResource().Resource)
+	}
+	return out
+}
+
+func TestControllerCreatesGatewayObjects(t *testing.T) {
+	ctx := context.Background()
+	f := newCtlFixture(t, true, gatewayPodNamed(t, "gw-a", true))
+	key := testNS + "/" + testGateway
+	if err := f.ctl.sync(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"create rolebindings", "create services", "create networkpolicies", "create secrets"}
+	if got := writes(f.client.Actions()); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	name := "liqo-relay-" + testGateway
+	svc := checkGatewayObjects(ctx, t, f, name)
+	if v := testutil.ToFloat64(f.metrics.missing.WithLabelValues(testNS, testGateway)); v != 0 {
+		t.Errorf("relay_inject_missing_sidecar %v, want 0", v)
+	}
+
+	// Idempotent: a second sync writes nothing.
+	f.client.ClearActions()
+	if err := f.ctl.sync(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(f.client.Actions()); len(got) != 0 {
+		t.Errorf("second sync wrote %v", got)
+	}
+
+	// Drift: someone edits the Service's selector; the sync restores it.
+	svc.Spec.Selector = map[string]string{"app": "x"}
+	if _, err := f.client.CoreV1().Services(testNS).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ctl.sync(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	svc, _ = f.client.CoreV1().Services(testNS).Get(ctx, name, metav1.GetOptions{})
+	if svc.Spec.Selector[ActiveLabel] != "true" {
+		t.Errorf("selector not restored: %v", svc.Spec.Selector)
+	}
+}
+
+// checkGatewayObjects checks what a sync gives gateway testGateway: a
+// RoleBinding, a UDP Service, a NetworkPolicy, a key Secret and the Relay,
+// each named after it and owned by its GatewayServer. It returns the
+// Service.
+func checkGatewayObjects(ctx context.Context, t *testing.T, f *ctlFixture, name string) *corev1.Service {
+	t.Helper()
+	owner := metav1.OwnerReference{APIVersion: "networking.liqo.io/v1beta1", Kind: "GatewayServer", Name: testGateway, UID: gwUID}
+	checkOwner := func(kind string, m metav1.Object) {
+		t.Helper()
+		if refs := m.GetOwnerReferences(); len(refs) != 1 || refs[0] != owner {
+			t.Errorf("%s owner references %+v, want %+v", kind, refs, owner)
+		}
+	}
+	rb, err := f.client.RbacV1().RoleBindings(testNS).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwner("RoleBinding", rb)
+	if rb.RoleRef.Kind != "ClusterRole" || rb.RoleRef.Name != DefaultRole || len(rb.Subjects) != 1 ||
+		rb.Subjects[0].Kind != "ServiceAccount" || rb.Subjects[0].Name != testGateway || rb.Subjects[0].Namespace != testNS {
+		t.Errorf("RoleBinding %+v %+v: want ClusterRole %s bound to ServiceAccount %s/%s", rb.RoleRef, rb.Subjects, DefaultRole, testNS, testGateway)
+	}
+	svc, err := f.client.CoreV1().Services(testNS).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwner("Service", svc)
+	if svc.Spec.Selector[ActiveLabel] != "true" || svc.Spec.Selector[GatewayNameLabel] != testGateway ||
+		svc.Spec.Ports[0].Protocol != corev1.ProtocolUDP || svc.Spec.Ports[0].Port != 51900 || svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		t.Errorf("Service spec %+v", svc.Spec)
+	}
+	np, err := f.client.NetworkingV1().NetworkPolicies(testNS).Get(ctx, name+"-metrics", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwner("NetworkPolicy", np)
+	for _, r := range np.Spec.Ingress {
+		for _, p := range r.Ports {
+			if *p.Protocol == corev1.ProtocolTCP && p.Port.IntVal <= 9587 && *p.EndPort >= 9587 && len(r.From) == 0 {
+				t.Errorf("NetworkPolicy lets anyone reach the metrics port: %+v", p)
+			}
+		}
+	}
+	sec, err := f.client.CoreV1().Secrets(testNS).Get(ctx, DefaultKeySecret, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwner("Secret", sec)
+	if len(sec.Data["privateKey"]) != 44 || sec.Labels["relay.liqo-relay.io/relay"] != testLocal {
+		t.Errorf("key Secret %v %v", sec.Labels, len(sec.Data["privateKey"]))
+	}
+	relay, err := f.dyn.Resource(relaysGVR).Namespace(testNS).Get(ctx, testLocal, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("Relay %s: %v", testLocal, err)
+	}
+	checkOwner("Relay", relay)
+	if ref, _, _ := unstructured.NestedString(relay.Object, "spec", "serviceRef", "name"); ref != name {
+		t.Errorf("Relay spec.serviceRef.name %q, want %q", ref, name)
+	}
+	return svc
+}
+
+func TestControllerReportsMissingSidecar(t *testing.T) {
+	optedOut := gatewayPodNamed(t, "gw-c", false)
+	optedOut.Annotations = map[string]string{OptOutKey: "false"}
+	f := newCtlFixture(t, true, gatewayPodNamed(t, "gw-a", true), gatewayPodNamed(t, "gw-b", false), optedOut)
+	if err := f.ctl.sync(context.Background(), testNS+"/"+testGateway); err != nil {
+		t.Fatal(err)
+	}
+	if v := testutil.ToFloat64(f.metrics.missing.WithLabelValues(testNS, testGateway)); v != 1 {
+		t.Errorf("relay_inject_missing_sidecar %v, want 1 (gw-b; gw-c opted out)", v)
+	}
+	if len(f.events.notes) != 1 || !strings.Contains(f.events.notes[0], "Warning RelaySidecarMissing "+testNS+"/gw-b") {
+		t.Errorf("events %q", f.events.notes)
+	}
+	// The pods go: the series goes.
+	for _, p := range f.pods.List() {
+		_ = f.pods.Delete(p)
+	}
+	if err := f.ctl.sync(context.Background(), testNS+"/"+testGateway); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(f.metrics.missing); n != 0 {
+		t.Errorf("%d relay_inject_missing_sidecar series after the gateway went", n)
+	}
+}
+
+func TestControllerWaitsForGatewayObject(t *testing.T) {
+	f := newCtlFixture(t, false, gatewayPodNamed(t, "gw-a", true))
+	err := f.ctl.sync(context.Background(), testNS+"/"+testGateway)
+	if err == nil || !strings.Contains(err.Error(), "no GatewayServer or GatewayClient") {
+		t.Fatalf("err %v", err)
+	}
+	if got := writes(f.client.Actions()); len(got) != 0 {
+		t.Errorf("wrote %v without an owner", got)
+	}
+}
