@@ -14,6 +14,7 @@ import (
 	"github.com/liqo-relay/relay/internal/core/packet"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/udpbind"
+	"github.com/liqo-relay/relay/internal/dataplane/netstack"
 	"github.com/liqo-relay/relay/internal/dataplane/pipe"
 	"github.com/liqo-relay/relay/internal/dataplane/tun"
 )
@@ -26,9 +27,9 @@ type dataplane struct {
 	wg     wgDevice // dev's UAPI: every run-time IpcSet and IpcGet goes through it
 	bind   *multipath.Bind
 	pipe   *pipe.Device
-	ns     *tun.Netstack // netstack mode
-	routes routeTable    // tun mode (a *tun.RouteManager); nil in netstack mode
-	liqo   *liqoRoutes   // also routes, with a liqo section; else nil
+	ns     *netstack.Netstack // netstack mode
+	routes routeTable         // tun mode (a *tun.RouteManager); nil in netstack mode
+	liqo   *liqoRoutes        // also routes, with a liqo section; else nil
 }
 
 // buildDataplane creates the devices for cfg. On error everything already
@@ -82,7 +83,7 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 		if err != nil {
 			return nil, err
 		}
-		ns, err := tun.NewNetstack(tun.NetstackOptions{
+		ns, err := netstack.New(netstack.Options{
 			Addresses:      cfg.Addresses,
 			MTU:            cfg.MTU,
 			Exports:        cfg.Exports,

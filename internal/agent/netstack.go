@@ -8,7 +8,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
-	"github.com/liqo-relay/relay/internal/dataplane/tun"
+	"github.com/liqo-relay/relay/internal/dataplane/netstack"
 )
 
 // errNeedNetstack is returned by the in-mesh socket calls of a TUN relay,
@@ -35,12 +35,12 @@ func (a *Agent) ListenUDP(addr netip.AddrPort) (net.PacketConn, error) {
 
 // socksOptions builds the SOCKS5 proxy's options from the configuration,
 // reading the credentials file if one is set.
-func socksOptions(ns config.Netstack) (tun.SOCKS5Options, error) {
-	o := tun.SOCKS5Options{MaxConns: ns.SOCKS5MaxConns, MaxUDPAssociations: ns.SOCKS5MaxUDPAssociations}
+func socksOptions(ns config.Netstack) (netstack.SOCKS5Options, error) {
+	o := netstack.SOCKS5Options{MaxConns: ns.SOCKS5MaxConns, MaxUDPAssociations: ns.SOCKS5MaxUDPAssociations}
 	if ns.SOCKS5 == "" || ns.SOCKS5AuthFile == "" {
 		return o, nil
 	}
-	creds, err := tun.LoadSOCKS5Credentials(ns.SOCKS5AuthFile)
+	creds, err := netstack.LoadSOCKS5Credentials(ns.SOCKS5AuthFile)
 	if err != nil {
 		return o, fmt.Errorf("netstack.socks5AuthFile: %w", err)
 	}
@@ -49,7 +49,7 @@ func socksOptions(ns config.Netstack) (tun.SOCKS5Options, error) {
 }
 
 // exportNetstackMetrics makes every scrape of m read ns's counters.
-func exportNetstackMetrics(m *metrics.Metrics, ns *tun.Netstack) {
+func exportNetstackMetrics(m *metrics.Metrics, ns *netstack.Netstack) {
 	m.NetstackSource(func() metrics.NetstackCounters {
 		s := ns.Stats()
 		return metrics.NetstackCounters{

@@ -1,6 +1,6 @@
 // Package depscheck enforces which package may import which: the pure core
 // (config, failover, health, router) stays free of I/O and heavy
-// dependencies, gVisor stays behind internal/dataplane/tun, and client-go behind the
+// dependencies, gVisor stays behind internal/dataplane/netstack, and client-go behind the
 // Kubernetes package. It also keeps one product binary, cmd/relay, with
 // test, perf and build tools as their own mains under perf/, test/ and
 // build/.
@@ -45,7 +45,7 @@ var forbiddenAnywhere = []string{"gvisor.dev/", "golang.zx2c4.com/wireguard", "k
 
 // confined maps a dependency prefix to the package prefixes allowed to import it directly.
 var confined = map[string][]string{
-	"gvisor.dev/": {module + "/internal/dataplane/tun"},
+	"gvisor.dev/": {module + "/internal/dataplane/netstack"},
 	// Kubernetes stays in the controllers (pkg/kube/...), the API types
 	// (api/, apimachinery only) and test tooling that drives real API
 	// servers: the relay's core and shells never see it.

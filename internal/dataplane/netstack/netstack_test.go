@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"bytes"
@@ -183,7 +183,7 @@ func TestNetstackUDPForwardAndIdleReap(t *testing.T) {
 }
 
 func TestNetstackFiltersUnexported(t *testing.T) {
-	b, err := NewNetstack(NetstackOptions{Addresses: []netip.Prefix{ownB4}, Exports: []netip.Prefix{exportV4}})
+	b, err := New(Options{Addresses: []netip.Prefix{ownB4}, Exports: []netip.Prefix{exportV4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestNetstackFiltersUnexported(t *testing.T) {
 }
 
 func TestNetstackCloseSemantics(t *testing.T) {
-	n, err := NewNetstack(NetstackOptions{Addresses: []netip.Prefix{ownA4}})
+	n, err := New(Options{Addresses: []netip.Prefix{ownA4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,19 +249,19 @@ func TestNetstackCloseSemantics(t *testing.T) {
 func TestNetstackOptionsValidation(t *testing.T) {
 	tests := []struct {
 		name string
-		opts NetstackOptions
+		opts Options
 		want string
 	}{
-		{"tiny MTU", NetstackOptions{MTU: 500}, "MTU"},
-		{"invalid address", NetstackOptions{Addresses: []netip.Prefix{{}}}, "Addresses[0]"},
-		{"invalid export", NetstackOptions{Exports: []netip.Prefix{{}}}, "Exports[0]"},
+		{"tiny MTU", Options{MTU: 500}, "MTU"},
+		{"invalid address", Options{Addresses: []netip.Prefix{{}}}, "Addresses[0]"},
+		{"invalid export", Options{Exports: []netip.Prefix{{}}}, "Exports[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := NewNetstack(tt.opts)
+			n, err := New(tt.opts)
 			if err == nil {
 				n.Close()
-				t.Fatal("NewNetstack succeeded")
+				t.Fatal("New succeeded")
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not mention %q", err, tt.want)
@@ -271,7 +271,7 @@ func TestNetstackOptionsValidation(t *testing.T) {
 }
 
 func TestNetstackDialErrors(t *testing.T) {
-	n, err := NewNetstack(NetstackOptions{Addresses: []netip.Prefix{ownA4}})
+	n, err := New(Options{Addresses: []netip.Prefix{ownA4}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
-package tun
+package netstack
 
 import "sync/atomic"
 
-// NetstackStats counts what a Netstack forwarded and refused since it was
+// Stats counts what a Netstack forwarded and refused since it was
 // created. Counters only grow; the Active fields are gauges.
-type NetstackStats struct {
+type Stats struct {
 	TCPForwarded    uint64 // inbound TCP connections spliced to a backend
 	TCPActive       int64  // of those, still open
 	TCPDialFailures uint64 // backend dials that failed (the peer got a RST)
@@ -37,12 +37,12 @@ type nsCounters struct {
 }
 
 // Stats returns a snapshot of the counters.
-func (n *Netstack) Stats() NetstackStats {
+func (n *Netstack) Stats() Stats {
 	c := &n.stats
 	n.mu.Lock()
 	tracked := len(n.flows)
 	n.mu.Unlock()
-	return NetstackStats{
+	return Stats{
 		UDPTracked: tracked,
 		UDPEvicted: c.udpEvicted.Load(),
 		UDPRefused: c.udpRefused.Load(),

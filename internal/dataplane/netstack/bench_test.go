@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"io"
@@ -10,12 +10,12 @@ import (
 
 // BenchmarkNetstackTCP measures bulk TCP through two Netstacks wired back to
 // back by a tuntest pair (MTU 1420), with gVisor's defaults ("untuned") and
-// with NewNetstack's tuning ("tuned"). "listener" ends in a ListenTCP socket
+// with New's tuning ("tuned"). "listener" ends in a ListenTCP socket
 // inside stack b; "forwarded" goes through b's TCP forwarder to a loopback
 // sink on the host; "lossy1pct" is "listener" with 1% of the packets from
 // a to b dropped (seeded), where SACK and the congestion control matter.
 //
-//	go test -run '^$' -bench NetstackTCP -benchtime 200x ./internal/dataplane/tun/
+//	go test -run '^$' -bench NetstackTCP -benchtime 200x ./internal/dataplane/netstack/
 func BenchmarkNetstackTCP(b *testing.B) {
 	for _, tc := range []struct {
 		name   string

@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // nsTuning is the set of stack knobs that matter for throughput. nsTuned is
-// what NewNetstack uses; nsUntuned is gVisor's defaults, kept so that the
+// what New uses; nsUntuned is gVisor's defaults, kept so that the
 // benchmark can show what the tuning buys (see netstack_bench_test.go).
 type nsTuning struct {
 	sack              bool

@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
 )
 
-// NetstackOptions configures a Netstack.
-type NetstackOptions struct {
+// Options configures a Netstack.
+type Options struct {
 	// Addresses are the relay's own overlay addresses. ICMP echo to them is
 	// answered and local listeners (ListenTCP, ListenUDP) may bind them.
 	// DialContext uses the first one of the destination's family as source.
@@ -125,12 +125,12 @@ type Netstack struct {
 
 var _ tun.Device = (*Netstack)(nil)
 
-// NewNetstack builds a Netstack. It reports tun.EventUp once.
-func NewNetstack(opts NetstackOptions) (*Netstack, error) {
+// New builds a Netstack. It reports tun.EventUp once.
+func New(opts Options) (*Netstack, error) {
 	return newNetstack(opts, nsTuned)
 }
 
-func newNetstack(opts NetstackOptions, tuning nsTuning) (*Netstack, error) {
+func newNetstack(opts Options, tuning nsTuning) (*Netstack, error) {
 	n := &Netstack{
 		log:     opts.Logger,
 		mtu:     opts.MTU,

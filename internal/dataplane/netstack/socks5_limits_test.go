@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 func newSOCKSNetstack(t *testing.T, opts SOCKS5Options) *Netstack {
 	t.Helper()
-	n, err := NewNetstack(NetstackOptions{Addresses: []netip.Prefix{ownA4}, SOCKS5: opts})
+	n, err := New(Options{Addresses: []netip.Prefix{ownA4}, SOCKS5: opts})
 	if err != nil {
 		t.Fatal(err)
 	}

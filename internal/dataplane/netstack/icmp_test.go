@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"encoding/binary"
@@ -120,7 +120,7 @@ func TestNetstackICMPEchoToOwnAddress(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := NewNetstack(NetstackOptions{Addresses: []netip.Prefix{ownB4, ownB6}})
+			n, err := New(Options{Addresses: []netip.Prefix{ownB4, ownB6}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func FuzzNetstackWrite(f *testing.F) {
 	f.Add(udp4Packet(ownA4.Addr(), netip.MustParseAddr("10.99.0.1"), 53))
 	f.Add([]byte{0x45})
 	f.Add([]byte{0x60, 0, 0, 0, 0, 8, 58, 64})
-	n, err := NewNetstack(NetstackOptions{
+	n, err := New(Options{
 		Addresses: []netip.Prefix{ownB4, ownB6},
 		Exports:   []netip.Prefix{exportV4, exportV6},
 		// Never reach real services with fuzzed flows.

@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"bytes"
@@ -131,7 +131,7 @@ func TestSOCKS5Connect(t *testing.T) {
 }
 
 func TestSOCKS5RejectsUnacceptableMethods(t *testing.T) {
-	n, err := NewNetstack(NetstackOptions{Addresses: []netip.Prefix{ownA4}})
+	n, err := New(Options{Addresses: []netip.Prefix{ownA4}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func TestNetstackUDPFlowCap(t *testing.T) {
 	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
 		return &fakeBackend{dst: address, got: got, closed: closed, done: make(chan struct{})}, nil
 	}
-	b, err := NewNetstack(NetstackOptions{
+	b, err := New(Options{
 		Addresses: []netip.Prefix{ownB4}, Exports: []netip.Prefix{exportV4},
 		Dial: dial, UDPMaxFlows: 2,
 	})

@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"bytes"
@@ -102,7 +102,7 @@ func TestNetstackCloseLeavesNoGoroutines(t *testing.T) {
 func nsOurStacks(all []byte) string {
 	var keep []string
 	for _, g := range bytes.Split(all, []byte("\n\n")) {
-		if bytes.Contains(g, []byte("gvisor")) || bytes.Contains(g, []byte("relay/pkg/tun")) {
+		if bytes.Contains(g, []byte("gvisor")) || bytes.Contains(g, []byte("relay/internal/dataplane/netstack")) {
 			keep = append(keep, string(g))
 		}
 	}

@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func (o SOCKS5Options) withDefaults() SOCKS5Options {
 	return o
 }
 
-// ServeSOCKS5 serves SOCKS5 (RFC 1928) on ln, as NetstackOptions.SOCKS5
+// ServeSOCKS5 serves SOCKS5 (RFC 1928) on ln, as Options.SOCKS5
 // configures it: CONNECT and UDP ASSOCIATE, both dialling into the mesh
 // through DialContext. Domain names are accepted only when they are IP
 // literals; there is no resolver.

@@ -1,4 +1,4 @@
-package tun
+package netstack
 
 import (
 	"context"
@@ -59,11 +59,11 @@ func newTestMesh(t testing.TB, tuning nsTuning) *testMesh {
 // from a towards b (nil: no loss). drop is only called from one goroutine.
 func newLossyMesh(t testing.TB, tuning nsTuning, drop func() bool) *testMesh {
 	t.Helper()
-	a, err := newNetstack(NetstackOptions{Addresses: []netip.Prefix{ownA4, ownA6}, MTU: 1420}, tuning)
+	a, err := newNetstack(Options{Addresses: []netip.Prefix{ownA4, ownA6}, MTU: 1420}, tuning)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := newNetstack(NetstackOptions{
+	b, err := newNetstack(Options{
 		Addresses: []netip.Prefix{ownB4, ownB6},
 		MTU:       1420,
 		Exports:   []netip.Prefix{exportV4, exportV6},
