@@ -248,7 +248,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		wg.Go(func() {
-			if err := a.dp.ns.ServeSOCKS5(sctx, a.socks); err != nil && sctx.Err() == nil {
+			if err := a.dp.proxy.Serve(sctx, a.socks); err != nil && sctx.Err() == nil {
 				a.log.Error("SOCKS5 proxy stopped", "err", err)
 			}
 		})

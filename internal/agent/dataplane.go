@@ -14,8 +14,10 @@ import (
 	"github.com/liqo-relay/relay/internal/core/packet"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/udpbind"
+	"github.com/liqo-relay/relay/internal/dataplane/netlink"
 	"github.com/liqo-relay/relay/internal/dataplane/netstack"
 	"github.com/liqo-relay/relay/internal/dataplane/pipe"
+	"github.com/liqo-relay/relay/internal/dataplane/socks5"
 	"github.com/liqo-relay/relay/internal/dataplane/tun"
 )
 
@@ -28,7 +30,8 @@ type dataplane struct {
 	bind   *multipath.Bind
 	pipe   *pipe.Device
 	ns     *netstack.Netstack // netstack mode
-	routes routeTable         // tun mode (a *tun.RouteManager); nil in netstack mode
+	proxy  *socks5.Server     // netstack mode: SOCKS5 into ns
+	routes routeTable         // tun mode (a *netlink.RouteManager); nil in netstack mode
 	liqo   *liqoRoutes        // also routes, with a liqo section; else nil
 }
 
@@ -50,7 +53,7 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 	switch cfg.Mode {
 	case config.ModeTUN:
 		ropts := routeOptions(cfg, log)
-		if err := tun.CleanupStale(ropts); err != nil {
+		if err := netlink.CleanupStale(ropts); err != nil {
 			log.Warn("cleaning up leftovers of an earlier run", "err", err)
 		}
 		k, err := tun.CreateKernel(cfg.Tun.Name, cfg.MTU)
@@ -58,7 +61,7 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 			return nil, fmt.Errorf("creating TUN %q: %w", cfg.Tun.Name, err)
 		}
 		undo = append(undo, func() { _ = k.Close() })
-		rm, err := tun.NewRouteManager(ropts)
+		rm, err := netlink.NewRouteManager(ropts)
 		if err != nil {
 			return nil, fmt.Errorf("configuring %q: %w", cfg.Tun.Name, err)
 		}
@@ -79,7 +82,7 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 			var d net.Dialer
 			dial = d.DialContext
 		}
-		socks, err := socksOptions(cfg.Netstack)
+		socks, err := socksOptions(cfg.Netstack, log)
 		if err != nil {
 			return nil, err
 		}
@@ -90,15 +93,15 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 			Dial:           dial,
 			UDPIdleTimeout: cfg.Netstack.UDPIdleTimeout,
 			UDPMaxFlows:    cfg.Netstack.UDPMaxFlows,
-			SOCKS5:         socks,
 			Logger:         log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("creating netstack: %w", err)
 		}
 		undo = append(undo, func() { _ = ns.Close() })
-		exportNetstackMetrics(opts.Metrics, ns)
 		dp.ns = ns
+		dp.proxy = socks5.New(ns, socks)
+		exportNetstackMetrics(opts.Metrics, ns, dp.proxy)
 		inner = ns
 	default:
 		return nil, fmt.Errorf("mode: unknown mode %q", cfg.Mode)
@@ -138,8 +141,8 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 	return dp, nil
 }
 
-func routeOptions(cfg *config.Config, log *slog.Logger) tun.RouteOptions {
-	return tun.RouteOptions{
+func routeOptions(cfg *config.Config, log *slog.Logger) netlink.RouteOptions {
+	return netlink.RouteOptions{
 		Link:      cfg.Tun.Name,
 		Addresses: cfg.Addresses,
 		MTU:       cfg.MTU,

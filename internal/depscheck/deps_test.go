@@ -56,7 +56,7 @@ var confined = map[string][]string{
 	module + "/api/":       {module + "/pkg/kube/", module + "/test/", module + "/api/"},
 	// The kernel shells, and the real-Liqo lab's load balancer (routes in
 	// the lab's underlay router).
-	"github.com/vishvananda/netlink": {module + "/internal/dataplane/tun", module + "/internal/dataplane/liqonet", module + "/internal/testbed/netns", module + "/test/liqo/labservices"},
+	"github.com/vishvananda/netlink": {module + "/internal/dataplane/netlink", module + "/internal/dataplane/liqonet", module + "/internal/testbed/netns", module + "/test/liqo/labservices"},
 	// nftables over netlink: the relay programs its Liqo table without the
 	// nft binary (the image is scratch).
 	"github.com/google/nftables": {module + "/internal/dataplane/liqonet"},

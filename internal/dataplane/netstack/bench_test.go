@@ -44,7 +44,7 @@ func BenchmarkNetstackTCP(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			port := socksAddrPort(ln.Addr()).Port()
+			port := addrPort(ln.Addr()).Port()
 			benchBulk(b, m, ln, netip.AddrPortFrom(netip.MustParseAddr("10.99.0.1"), port).String())
 		})
 	}

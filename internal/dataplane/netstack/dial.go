@@ -30,7 +30,7 @@ func (n *Netstack) DialContext(ctx context.Context, network, address string) (ne
 	if n.ctx.Err() != nil {
 		return nil, fmt.Errorf("netstack: dial %s %s: %w", network, dst, net.ErrClosed)
 	}
-	src, ok := n.sourceFor(dst.Addr())
+	src, ok := n.SourceFor(dst.Addr())
 	if !ok {
 		return nil, fmt.Errorf("netstack: dial %s %s: %w", network, dst, ErrNoSourceAddress)
 	}
@@ -70,7 +70,9 @@ func nsCheckNetwork(network string, a netip.Addr) error {
 	return fmt.Errorf("netstack: address %s does not match network %q", a, network)
 }
 
-func (n *Netstack) sourceFor(dst netip.Addr) (netip.Addr, bool) {
+// SourceFor returns the first own address of dst's family, the source of
+// DialContext's connections to dst; false when there is none.
+func (n *Netstack) SourceFor(dst netip.Addr) (netip.Addr, bool) {
 	for _, a := range n.own {
 		if a.Is4() == dst.Is4() {
 			return a, true

@@ -174,7 +174,7 @@ func serveEcho(t testing.TB, ln net.Listener) uint16 {
 		mu.Unlock()
 		wg.Wait()
 	})
-	return socksAddrPort(ln.Addr()).Port()
+	return addrPort(ln.Addr()).Port()
 }
 
 // echoUDP serves UDP echo on 127.0.0.1 until cleanup.
@@ -204,7 +204,7 @@ func servePacketEcho(t testing.TB, pc net.PacketConn) uint16 {
 		pc.Close()
 		<-done
 	})
-	return socksAddrPort(pc.LocalAddr()).Port()
+	return addrPort(pc.LocalAddr()).Port()
 }
 
 // closedPort returns a loopback TCP port nothing listens on.
@@ -214,7 +214,7 @@ func closedPort(t testing.TB) uint16 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := socksAddrPort(ln.Addr()).Port()
+	p := addrPort(ln.Addr()).Port()
 	ln.Close()
 	return p
 }
@@ -231,4 +231,16 @@ func roundTripTCP(c net.Conn, msg []byte) ([]byte, error) {
 	}()
 	got, rerr := io.ReadAll(c)
 	return got, errors.Join(<-errc, rerr)
+}
+
+// addrPort returns the address and port of a TCP or UDP address.
+func addrPort(a net.Addr) netip.AddrPort {
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		return a.AddrPort()
+	case *net.UDPAddr:
+		return a.AddrPort()
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap
 }

@@ -47,8 +47,6 @@ type Options struct {
 	// UDPMaxFlows caps the forwarded UDP flows; 0 means 1024. See
 	// udpAdmitLocked for what happens when the table is full.
 	UDPMaxFlows int
-	// SOCKS5 configures the proxy ServeSOCKS5 serves.
-	SOCKS5 SOCKS5Options
 	// Logger receives the device's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -98,7 +96,6 @@ type Netstack struct {
 	udpIdle time.Duration
 	udpMax  int
 	now     func() time.Time // the clock of flow activity; tests replace it
-	socks   SOCKS5Options
 
 	stack  *stack.Stack
 	ep     *channel.Endpoint
@@ -139,7 +136,6 @@ func newNetstack(opts Options, tuning nsTuning) (*Netstack, error) {
 		udpIdle: opts.UDPIdleTimeout,
 		udpMax:  opts.UDPMaxFlows,
 		now:     time.Now,
-		socks:   opts.SOCKS5.withDefaults(),
 		events:  make(chan tun.Event, 1),
 		closers: make(map[io.Closer]struct{}),
 		flows:   make(map[*nsUDPFlow]struct{}),

@@ -98,7 +98,7 @@ func TestNetstackListeners(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if src := socksAddrPort(c.LocalAddr()).Addr(); !(src == ownA4.Addr() || src == ownA6.Addr()) {
+			if src := addrPort(c.LocalAddr()).Addr(); !(src == ownA4.Addr() || src == ownA6.Addr()) {
 				t.Errorf("dial source %s, want one of a's own addresses", src)
 			}
 			msg := randBytes(3, 100<<10)

@@ -15,14 +15,7 @@ type Stats struct {
 	UDPTracked      int    // flows in the table now (at most the UDPMaxFlows cap)
 	UDPEvicted      uint64 // idle flows closed to make room for a new one in a full table
 	UDPRefused      uint64 // new flows' datagrams dropped: table full, no flow idle enough to evict
-
-	SOCKSConns           int64  // SOCKS5 client connections open now
-	SOCKSAssociations    int64  // of those, UDP associations
-	SOCKSRefusedLimit    uint64 // connections closed at once: MaxConns were open
-	SOCKSRefusedUDPLimit uint64 // UDP ASSOCIATE refused: MaxUDPAssociations were open
-	SOCKSRefusedAuth     uint64 // clients that did not authenticate (credentials configured)
-	SOCKSAcceptErrors    uint64 // failed Accept calls, each retried after a pause
-	Filtered             uint64 // inbound packets dropped: destination neither own nor exported, malformed, or echo to an exported host
+	Filtered        uint64 // inbound packets dropped: destination neither own nor exported, malformed, or echo to an exported host
 }
 
 type nsCounters struct {
@@ -30,10 +23,6 @@ type nsCounters struct {
 	tcpActive, udpActive                         atomic.Int64
 	udpFlows, udpDialFailures, udpIdle, filtered atomic.Uint64
 	udpEvicted, udpRefused                       atomic.Uint64
-
-	socksConns, socksAssocs                 atomic.Int64
-	socksRefusedLimit, socksRefusedUDPLimit atomic.Uint64
-	socksRefusedAuth, socksAcceptErrors     atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -43,23 +32,16 @@ func (n *Netstack) Stats() Stats {
 	tracked := len(n.flows)
 	n.mu.Unlock()
 	return Stats{
-		UDPTracked: tracked,
-		UDPEvicted: c.udpEvicted.Load(),
-		UDPRefused: c.udpRefused.Load(),
-
-		SOCKSConns:           c.socksConns.Load(),
-		SOCKSAssociations:    c.socksAssocs.Load(),
-		SOCKSRefusedLimit:    c.socksRefusedLimit.Load(),
-		SOCKSRefusedUDPLimit: c.socksRefusedUDPLimit.Load(),
-		SOCKSRefusedAuth:     c.socksRefusedAuth.Load(),
-		SOCKSAcceptErrors:    c.socksAcceptErrors.Load(),
-		TCPForwarded:         c.tcpForwarded.Load(),
-		TCPActive:            c.tcpActive.Load(),
-		TCPDialFailures:      c.tcpDialFailures.Load(),
-		UDPFlows:             c.udpFlows.Load(),
-		UDPActive:            c.udpActive.Load(),
-		UDPDialFailures:      c.udpDialFailures.Load(),
-		UDPIdleClosed:        c.udpIdle.Load(),
-		Filtered:             c.filtered.Load(),
+		UDPTracked:      tracked,
+		UDPEvicted:      c.udpEvicted.Load(),
+		UDPRefused:      c.udpRefused.Load(),
+		TCPForwarded:    c.tcpForwarded.Load(),
+		TCPActive:       c.tcpActive.Load(),
+		TCPDialFailures: c.tcpDialFailures.Load(),
+		UDPFlows:        c.udpFlows.Load(),
+		UDPActive:       c.udpActive.Load(),
+		UDPDialFailures: c.udpDialFailures.Load(),
+		UDPIdleClosed:   c.udpIdle.Load(),
+		Filtered:        c.filtered.Load(),
 	}
 }

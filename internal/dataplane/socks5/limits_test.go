@@ -1,4 +1,4 @@
-package netstack
+package socks5
 
 import (
 	"context"
@@ -14,17 +14,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liqo-relay/relay/internal/dataplane/netstack"
 	"github.com/liqo-relay/relay/internal/secretfile"
 )
 
-func newSOCKSNetstack(t *testing.T, opts SOCKS5Options) *Netstack {
+// newSOCKSServer returns a proxy configured by opts into a netstack alone.
+func newSOCKSServer(t *testing.T, opts Options) *Server {
 	t.Helper()
-	n, err := New(Options{Addresses: []netip.Prefix{ownA4}, SOCKS5: opts})
+	n, err := netstack.New(netstack.Options{Addresses: []netip.Prefix{ownA4}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Close() })
-	return n
+	return New(n, opts)
 }
 
 func dialRaw(t *testing.T, server string) net.Conn {
@@ -63,12 +65,12 @@ func userPass(user, pass string) []byte {
 }
 
 func TestSOCKS5Auth(t *testing.T) {
-	creds, err := ParseSOCKS5Credentials([]byte("# users\napp:s3cret:with:colons\r\n\nother:pw\n"))
+	creds, err := ParseCredentials([]byte("# users\napp:s3cret:with:colons\r\n\nother:pw\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := newSOCKSNetstack(t, SOCKS5Options{Credentials: creds})
-	server, _ := startSOCKS(t, n)
+	srv := newSOCKSServer(t, Options{Credentials: creds})
+	server, _ := startSOCKS(t, srv)
 
 	t.Run("accepted", func(t *testing.T) {
 		c := dialRaw(t, server)
@@ -102,14 +104,14 @@ func TestSOCKS5Auth(t *testing.T) {
 				expect(t, c, 1, 1)
 			}
 			expectEOF(t, c)
-			if got := n.Stats().SOCKSRefusedAuth; got != uint64(i+1) {
+			if got := srv.Stats().RefusedAuth; got != uint64(i+1) {
 				t.Errorf("SOCKSRefusedAuth = %d, want %d", got, i+1)
 			}
 		})
 	}
 }
 
-func TestParseSOCKS5Credentials(t *testing.T) {
+func TestParseCredentials(t *testing.T) {
 	for _, tt := range []struct{ in, err string }{
 		{"", "no username:password line"},
 		{"# only a comment\n\n", "no username:password line"},
@@ -119,12 +121,12 @@ func TestParseSOCKS5Credentials(t *testing.T) {
 		{"u:" + strings.Repeat("x", 256), "line 1: password of 256 bytes"},
 		{"u:a\nv:b\nu:c\n", `line 3: duplicate username "u"`},
 	} {
-		_, err := ParseSOCKS5Credentials([]byte(tt.in))
+		_, err := ParseCredentials([]byte(tt.in))
 		if err == nil || !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("%q: error %v, want %q", tt.in, err, tt.err)
 		}
 	}
-	c, err := ParseSOCKS5Credentials([]byte("u:p\n"))
+	c, err := ParseCredentials([]byte("u:p\n"))
 	if err != nil || !c.check([]byte("u"), []byte("p")) || c.check([]byte("u"), []byte("q")) || c.check([]byte("p"), []byte("p")) {
 		t.Fatalf("u:p parsed as %v, %v", c, err)
 	}
@@ -132,21 +134,21 @@ func TestParseSOCKS5Credentials(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad")
 	os.WriteFile(bad, []byte("u:secretpw\nbroken\n"), 0o600)
-	_, err = LoadSOCKS5Credentials(bad)
+	_, err = LoadCredentials(bad)
 	if err == nil || !strings.Contains(err.Error(), bad+": line 2") || strings.Contains(err.Error(), "secretpw") {
 		t.Errorf("bad file: %v (want the path and line, never the password)", err)
 	}
-	if _, err := LoadSOCKS5Credentials(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := LoadCredentials(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }
 
-// TestLoadSOCKS5CredentialsFileChecks: the credentials file is a secret
+// TestLoadCredentialsFileChecks: the credentials file is a secret
 // and gets the private key's checks (secretfile.Read): group- or
 // world-accessible files, anything but a regular file and files over
 // secretfile.MaxSize are refused, naming the path; a 0400 file behind a
 // symbolic link (a Kubernetes Secret volume) is read.
-func TestLoadSOCKS5CredentialsFileChecks(t *testing.T) {
+func TestLoadCredentialsFileChecks(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, data string, mode os.FileMode) string {
 		t.Helper()
@@ -174,7 +176,7 @@ func TestLoadSOCKS5CredentialsFileChecks(t *testing.T) {
 		{"FIFO", fifo, secretfile.ErrNotRegular},
 		{"oversized", write("big", strings.Repeat("#\n", secretfile.MaxSize/2)+"u:p\n", 0o600), secretfile.ErrTooLarge},
 	} {
-		_, err := LoadSOCKS5Credentials(tt.path)
+		_, err := LoadCredentials(tt.path)
 		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.path) {
 			t.Errorf("%s: error %v, want %v naming %s", tt.name, err, tt.want, tt.path)
 		}
@@ -185,7 +187,7 @@ func TestLoadSOCKS5CredentialsFileChecks(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadSOCKS5Credentials(link)
+	c, err := LoadCredentials(link)
 	if err != nil || !c.check([]byte("app"), []byte("pw")) {
 		t.Fatalf("0400 file behind a symbolic link: %v, %v", c, err)
 	}
@@ -194,15 +196,15 @@ func TestLoadSOCKS5CredentialsFileChecks(t *testing.T) {
 // TestSOCKS5ConnCap fills the connection cap, checks that one more
 // connection is refused and counted, then frees a place and connects again.
 func TestSOCKS5ConnCap(t *testing.T) {
-	n := newSOCKSNetstack(t, SOCKS5Options{MaxConns: 2})
-	server, _ := startSOCKS(t, n)
+	srv := newSOCKSServer(t, Options{MaxConns: 2})
+	server, _ := startSOCKS(t, srv)
 	first := socksDial(t, server)
 	socksDial(t, server) // both negotiated: the server holds two places
 	over := dialRaw(t, server)
 	expect(t, over, 5, 0xff)
 	expectEOF(t, over)
-	if s := n.Stats(); s.SOCKSRefusedLimit != 1 || s.SOCKSConns != 2 {
-		t.Fatalf("refused %d, open %d; want 1, 2", s.SOCKSRefusedLimit, s.SOCKSConns)
+	if s := srv.Stats(); s.RefusedLimit != 1 || s.Conns != 2 {
+		t.Fatalf("refused %d, open %d; want 1, 2", s.RefusedLimit, s.Conns)
 	}
 	// The server ends the first connection (unsupported command): its
 	// place is free before the client sees the close.
@@ -211,14 +213,14 @@ func TestSOCKS5ConnCap(t *testing.T) {
 	}
 	expectEOF(t, first)
 	socksDial(t, server)
-	if s := n.Stats(); s.SOCKSRefusedLimit != 1 {
-		t.Fatalf("refused %d after a place was freed, want still 1", s.SOCKSRefusedLimit)
+	if s := srv.Stats(); s.RefusedLimit != 1 {
+		t.Fatalf("refused %d after a place was freed, want still 1", s.RefusedLimit)
 	}
 }
 
 func TestSOCKS5UDPAssociationCap(t *testing.T) {
-	n := newSOCKSNetstack(t, SOCKS5Options{MaxUDPAssociations: 1})
-	server, _ := startSOCKS(t, n)
+	srv := newSOCKSServer(t, Options{MaxUDPAssociations: 1})
+	server, _ := startSOCKS(t, srv)
 	any4 := socksAddr(netip.MustParseAddrPort("0.0.0.0:0"))
 	if rep, _ := socksRequest(t, socksDial(t, server), socksCmdUDP, any4); rep != socksRepOK {
 		t.Fatalf("first association: reply %d", rep)
@@ -228,8 +230,8 @@ func TestSOCKS5UDPAssociationCap(t *testing.T) {
 		t.Fatalf("second association: reply %d, want %d (general failure)", rep, socksRepFailure)
 	}
 	expectEOF(t, c)
-	if s := n.Stats(); s.SOCKSRefusedUDPLimit != 1 || s.SOCKSAssociations != 1 {
-		t.Fatalf("refused %d, open %d; want 1, 1", s.SOCKSRefusedUDPLimit, s.SOCKSAssociations)
+	if s := srv.Stats(); s.RefusedUDPLimit != 1 || s.Associations != 1 {
+		t.Fatalf("refused %d, open %d; want 1, 1", s.RefusedUDPLimit, s.Associations)
 	}
 }
 
@@ -285,7 +287,7 @@ func TestSOCKS5AcceptErrorsRetried(t *testing.T) {
 		{"timeout", &net.OpError{Op: "accept", Net: "tcp", Err: timeoutErr{}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			n := newSOCKSNetstack(t, SOCKS5Options{})
+			srv := newSOCKSServer(t, Options{})
 			const fails = 10
 			ln := &flakyListener{err: tt.err, fails: fails, conns: make(chan net.Conn), closed: make(chan struct{})}
 			var pauses []time.Duration
@@ -294,7 +296,7 @@ func TestSOCKS5AcceptErrorsRetried(t *testing.T) {
 				return true
 			}
 			errc := make(chan error, 1)
-			go func() { errc <- n.serveSOCKS5(context.Background(), ln, wait) }()
+			go func() { errc <- srv.serve(context.Background(), ln, wait) }()
 
 			client, server := net.Pipe()
 			defer client.Close()
@@ -302,7 +304,7 @@ func TestSOCKS5AcceptErrorsRetried(t *testing.T) {
 			select {
 			case ln.conns <- server:
 			case err := <-errc:
-				t.Fatalf("ServeSOCKS5 returned %v after %d failed accepts, want it serving", err, fails)
+				t.Fatalf("Serve returned %v after %d failed accepts, want it serving", err, fails)
 			}
 			client.Write([]byte{5, 1, 0})
 			expect(t, client, 5, 0) // served after the failures
@@ -312,10 +314,10 @@ func TestSOCKS5AcceptErrorsRetried(t *testing.T) {
 			select {
 			case err = <-errc:
 			case <-time.After(testTimeout):
-				t.Fatal("ServeSOCKS5 did not return after the listener closed")
+				t.Fatal("Serve did not return after the listener closed")
 			}
 			if !errors.Is(err, net.ErrClosed) {
-				t.Errorf("ServeSOCKS5 = %v, want net.ErrClosed", err)
+				t.Errorf("Serve = %v, want net.ErrClosed", err)
 			}
 			want := []time.Duration{5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000}
 			for i := range want {
@@ -329,7 +331,7 @@ func TestSOCKS5AcceptErrorsRetried(t *testing.T) {
 					t.Fatalf("pauses %v, want %v", pauses, want)
 				}
 			}
-			if got := n.Stats().SOCKSAcceptErrors; got != fails {
+			if got := srv.Stats().AcceptErrors; got != fails {
 				t.Errorf("SOCKSAcceptErrors = %d, want %d", got, fails)
 			}
 		})
@@ -354,7 +356,7 @@ func TestSOCKS5AcceptDelay(t *testing.T) {
 // TestSOCKS5AcceptPauseEndsOnCancel: cancelling during a pause stops the
 // server with nil.
 func TestSOCKS5AcceptPauseEndsOnCancel(t *testing.T) {
-	n := newSOCKSNetstack(t, SOCKS5Options{})
+	srv := newSOCKSServer(t, Options{})
 	ln := &flakyListener{err: errors.New("accept: something odd"), fails: 1 << 30, conns: make(chan net.Conn), closed: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	waiting := make(chan struct{})
@@ -365,10 +367,10 @@ func TestSOCKS5AcceptPauseEndsOnCancel(t *testing.T) {
 		return false
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- n.serveSOCKS5(ctx, ln, wait) }()
+	go func() { errc <- srv.serve(ctx, ln, wait) }()
 	<-waiting
 	cancel()
 	if err := <-errc; err != nil {
-		t.Fatalf("ServeSOCKS5 = %v after cancel, want nil", err)
+		t.Fatalf("Serve = %v after cancel, want nil", err)
 	}
 }

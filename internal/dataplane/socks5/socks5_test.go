@@ -1,4 +1,4 @@
-package netstack
+package socks5
 
 import (
 	"bytes"
@@ -57,7 +57,8 @@ func socksRequest(t *testing.T, c net.Conn, cmd byte, atypAddr []byte) (byte, ne
 
 func socksAddr(ap netip.AddrPort) []byte { return socksAppendAddr(nil, ap) }
 
-func startSOCKS(t *testing.T, n *Netstack) (addr string, stop func() error) {
+// startSOCKS serves s on a loopback port until stop or the test's end.
+func startSOCKS(t *testing.T, s *Server) (addr string, stop func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,7 +66,7 @@ func startSOCKS(t *testing.T, n *Netstack) (addr string, stop func() error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- n.ServeSOCKS5(ctx, ln) }()
+	go func() { errc <- s.Serve(ctx, ln) }()
 	stopped := false
 	stop = func() error {
 		if stopped {
@@ -80,8 +81,8 @@ func startSOCKS(t *testing.T, n *Netstack) (addr string, stop func() error) {
 }
 
 func TestSOCKS5Connect(t *testing.T) {
-	m := newTestMesh(t, nsTuned)
-	server, _ := startSOCKS(t, m.a)
+	m := newTestMesh(t)
+	server, _ := startSOCKS(t, New(m.a, Options{}))
 	port := echoTCP(t)
 	for i, dst := range []netip.Addr{netip.MustParseAddr("10.99.0.5"), netip.MustParseAddr("fd99::5")} {
 		t.Run(dst.String(), func(t *testing.T) {
@@ -131,12 +132,7 @@ func TestSOCKS5Connect(t *testing.T) {
 }
 
 func TestSOCKS5RejectsUnacceptableMethods(t *testing.T) {
-	n, err := New(Options{Addresses: []netip.Prefix{ownA4}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	server, _ := startSOCKS(t, n)
+	server, _ := startSOCKS(t, newSOCKSServer(t, Options{}))
 	c, err := net.Dial("tcp", server)
 	if err != nil {
 		t.Fatal(err)
@@ -151,8 +147,8 @@ func TestSOCKS5RejectsUnacceptableMethods(t *testing.T) {
 }
 
 func TestSOCKS5UDPAssociate(t *testing.T) {
-	m := newTestMesh(t, nsTuned)
-	server, _ := startSOCKS(t, m.a)
+	m := newTestMesh(t)
+	server, _ := startSOCKS(t, New(m.a, Options{}))
 	port := echoUDP(t)
 	c := socksDial(t, server)
 	rep, relay := socksRequest(t, c, socksCmdUDP, socksAddr(netip.MustParseAddrPort("0.0.0.0:0")))
@@ -196,8 +192,8 @@ func TestSOCKS5UDPAssociate(t *testing.T) {
 }
 
 func TestSOCKS5StopClosesConnections(t *testing.T) {
-	m := newTestMesh(t, nsTuned)
-	server, stop := startSOCKS(t, m.a)
+	m := newTestMesh(t)
+	server, stop := startSOCKS(t, New(m.a, Options{}))
 	port := echoTCP(t)
 	c := socksDial(t, server)
 	if rep, _ := socksRequest(t, c, socksCmdConnect, socksAddr(netip.AddrPortFrom(netip.MustParseAddr("10.99.0.5"), port))); rep != socksRepOK {
@@ -208,15 +204,15 @@ func TestSOCKS5StopClosesConnections(t *testing.T) {
 		t.Fatalf("reply %d", rep)
 	}
 	if err := stop(); err != nil {
-		t.Fatalf("ServeSOCKS5 returned %v after cancel, want nil", err)
+		t.Fatalf("Serve returned %v after cancel, want nil", err)
 	}
 	for _, conn := range []net.Conn{c, u} {
 		if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && err == nil {
-			t.Errorf("connection still open after ServeSOCKS5 returned")
+			t.Errorf("connection still open after Serve returned")
 		}
 	}
 	if _, err := net.Dial("tcp", server); err == nil {
-		t.Error("listener still accepting after ServeSOCKS5 returned")
+		t.Error("listener still accepting after Serve returned")
 	}
 }
 
@@ -246,7 +242,7 @@ func FuzzSOCKSRequest(f *testing.F) {
 	f.Add([]byte{5, 1, 2, 1, 1, 'u', 1, 'p'})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		socksReadRequest(bytes.NewReader(b)) // must not panic
-		for _, creds := range []*SOCKS5Credentials{nil, {users: map[string][]byte{"u": []byte("p")}}} {
+		for _, creds := range []*Credentials{nil, {users: map[string][]byte{"u": []byte("p")}}} {
 			socksNegotiate(&struct {
 				io.Reader
 				io.Writer

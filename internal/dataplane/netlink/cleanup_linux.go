@@ -1,13 +1,13 @@
 //go:build linux
 
-package tun
+package netlink
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
 
-	"github.com/vishvananda/netlink"
+	vnl "github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,7 +28,7 @@ func CleanupStale(opts RouteOptions) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "routes", "link", opts.Link, "table", opts.Table)
-	h, err := rtNewHandle()
+	h, err := NewHandle()
 	if err != nil {
 		return err
 	}
@@ -36,10 +36,10 @@ func CleanupStale(opts RouteOptions) error {
 
 	errs := []error{
 		rtDeleteRules(h, opts.Table, opts.Priority, opts.FwMark),
-		rtFlushTable(h, opts.Table),
+		FlushTable(h, vnl.FAMILY_ALL, opts.Table),
 	}
 	link, err := h.LinkByName(opts.Link)
-	var notFound netlink.LinkNotFoundError
+	var notFound vnl.LinkNotFoundError
 	switch {
 	case errors.As(err, &notFound):
 	case err != nil:

@@ -1,4 +1,4 @@
-package netstack
+package socks5
 
 import (
 	"bytes"
@@ -22,40 +22,40 @@ const (
 // username/password method, or gave a wrong pair).
 var errSocksAuth = errors.New("socks5: authentication failed")
 
-// SOCKS5Credentials are the username/password pairs the SOCKS5 proxy
-// accepts. Build them with ParseSOCKS5Credentials or LoadSOCKS5Credentials.
+// Credentials are the username/password pairs the SOCKS5 proxy
+// accepts. Build them with ParseCredentials or LoadCredentials.
 // They are never printed.
-type SOCKS5Credentials struct {
+type Credentials struct {
 	users map[string][]byte
 }
 
-// LoadSOCKS5Credentials reads a credentials file (see
-// ParseSOCKS5Credentials) with secretfile.Read, as the relay reads its
+// LoadCredentials reads a credentials file (see
+// ParseCredentials) with secretfile.Read, as the relay reads its
 // private key: it must be a regular file (after symbolic links) that group
 // and others can neither read nor write, of at most secretfile.MaxSize
 // bytes (4 KiB: over a hundred users, more than a proxy for local
 // applications needs). The file's contents are wiped once parsed.
-func LoadSOCKS5Credentials(path string) (*SOCKS5Credentials, error) {
+func LoadCredentials(path string) (*Credentials, error) {
 	data, err := secretfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("socks5 credentials: %w", err) // names path
 	}
 	defer clear(data)
-	c, err := ParseSOCKS5Credentials(data)
+	c, err := ParseCredentials(data)
 	if err != nil {
 		return nil, fmt.Errorf("socks5 credentials: %s: %w", path, err)
 	}
 	return c, nil
 }
 
-// ParseSOCKS5Credentials parses one username:password per line. The
+// ParseCredentials parses one username:password per line. The
 // username ends at the first ':', the password is the rest of the line
 // (a trailing '\r' removed); both are 1..255 bytes, as RFC 1929 allows,
 // and a username appears once. Blank lines and lines starting with '#' are
 // ignored. At least one pair is required. Errors name the line, never a
 // password.
-func ParseSOCKS5Credentials(data []byte) (*SOCKS5Credentials, error) {
-	c := &SOCKS5Credentials{users: map[string][]byte{}}
+func ParseCredentials(data []byte) (*Credentials, error) {
+	c := &Credentials{users: map[string][]byte{}}
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
@@ -82,17 +82,17 @@ func ParseSOCKS5Credentials(data []byte) (*SOCKS5Credentials, error) {
 }
 
 // Len returns the number of users.
-func (c *SOCKS5Credentials) Len() int { return len(c.users) }
+func (c *Credentials) Len() int { return len(c.users) }
 
 // String names the users' count, never a password.
-func (c *SOCKS5Credentials) String() string {
-	return fmt.Sprintf("SOCKS5Credentials(%d users)", len(c.users))
+func (c *Credentials) String() string {
+	return fmt.Sprintf("Credentials(%d users)", len(c.users))
 }
 
 // check reports whether user and pass are one of the pairs. The password
 // comparison takes the same time for every password of a given length,
 // and an unknown user costs a comparison too.
-func (c *SOCKS5Credentials) check(user, pass []byte) bool {
+func (c *Credentials) check(user, pass []byte) bool {
 	want, ok := c.users[string(user)]
 	if !ok {
 		want = pass
@@ -104,7 +104,7 @@ func (c *SOCKS5Credentials) check(user, pass []byte) bool {
 // the username/password method: VER ULEN UNAME PLEN PASSWD, answered with
 // VER STATUS. A wrong pair is answered with a failure status and returns
 // an error wrapping errSocksAuth; the caller then closes the connection.
-func socksAuthenticate(rw io.ReadWriter, creds *SOCKS5Credentials) error {
+func socksAuthenticate(rw io.ReadWriter, creds *Credentials) error {
 	var hdr [2]byte
 	if _, err := io.ReadFull(rw, hdr[:]); err != nil {
 		return fmt.Errorf("socks5: authentication: %w", err)

@@ -1,4 +1,4 @@
-package tun
+package netlink
 
 import (
 	"net/netip"

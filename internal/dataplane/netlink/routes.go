@@ -1,4 +1,4 @@
-package tun
+package netlink
 
 import (
 	"errors"
@@ -25,28 +25,29 @@ var (
 	// relay's interface name exists but is not a TUN device: it is someone
 	// else's interface and is left alone.
 	ErrStaleLinkNotTUN = errors.New("existing link with the relay's name is not a TUN device")
-	// ErrRoutesUnsupported is returned by CreateKernel and the route manager
-	// on platforms other than Linux.
-	ErrRoutesUnsupported = errors.New("kernel TUN, routes and policy rules are only supported on Linux")
+	// ErrRoutesUnsupported is returned by the route manager and
+	// CleanupStale on platforms other than Linux.
+	ErrRoutesUnsupported = errors.New("routes and policy rules are only supported on Linux")
 )
 
-// Limits of RouteOptions. The reserved tables and the priority range follow
-// iproute2 conventions.
+// Limits of the relay's tables, rules and links, for RouteOptions and the
+// Liqo integration's options. The reserved tables and the priority range
+// follow iproute2 conventions.
 const (
-	// rtTableDefault, rtTableMain and rtTableLocal are the kernel's own
-	// tables: the relay's table must never be one of them, because
-	// CleanupStale flushes it and EnsureRules owns it.
-	rtTableDefault = 253
-	rtTableMain    = 254
-	rtTableLocal   = 255
-	// rtMaxPriority is the highest priority our rules may use: they must
-	// come before the "from all lookup main" rule at 32766, otherwise the
-	// host's routes (Liqo's consumer path) would always win.
-	rtMaxPriority = 32765
-	// rtMinPriority is the lowest: 0 is the kernel's local-table rule.
-	rtMinPriority = 1
-	// rtMaxLinkName is IFNAMSIZ minus the terminating NUL.
-	rtMaxLinkName = 15
+	// TableDefault, TableMain and TableLocal are the kernel's own tables:
+	// a table of the relay must never be one of them, because the relay
+	// flushes its tables and owns their routes.
+	TableDefault = 253
+	TableMain    = 254
+	TableLocal   = 255
+	// MaxPriority is the highest priority the relay's rules may use: they
+	// must come before the "from all lookup main" rule at 32766, otherwise
+	// the host's routes (Liqo's consumer path) would always win.
+	MaxPriority = 32765
+	// MinPriority is the lowest: 0 is the kernel's local-table rule.
+	MinPriority = 1
+	// MaxLinkName is IFNAMSIZ minus the terminating NUL.
+	MaxLinkName = 15
 )
 
 // RouteOptions configures a RouteManager and CleanupStale.
@@ -79,8 +80,8 @@ func (o RouteOptions) Validate() error {
 	switch {
 	case o.Link == "":
 		errs = append(errs, errors.New("link: must not be empty"))
-	case len(o.Link) > rtMaxLinkName:
-		errs = append(errs, fmt.Errorf("link: %q is longer than %d bytes", o.Link, rtMaxLinkName))
+	case len(o.Link) > MaxLinkName:
+		errs = append(errs, fmt.Errorf("link: %q is longer than %d bytes", o.Link, MaxLinkName))
 	}
 	for i, a := range o.Addresses {
 		if !a.IsValid() {
@@ -91,15 +92,15 @@ func (o RouteOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("mtu: %d outside [68, 65535] (0 keeps the device's)", o.MTU))
 	}
 	switch o.Table {
-	case 0, rtTableDefault, rtTableMain, rtTableLocal:
+	case 0, TableDefault, TableMain, TableLocal:
 		errs = append(errs, fmt.Errorf("table: %d is unset or reserved by the kernel", o.Table))
 	default:
 		if o.Table < 0 {
 			errs = append(errs, fmt.Errorf("table: %d is negative", o.Table))
 		}
 	}
-	if o.Priority < rtMinPriority || o.Priority > rtMaxPriority {
-		errs = append(errs, fmt.Errorf("priority: %d outside [%d, %d]", o.Priority, rtMinPriority, rtMaxPriority))
+	if o.Priority < MinPriority || o.Priority > MaxPriority {
+		errs = append(errs, fmt.Errorf("priority: %d outside [%d, %d]", o.Priority, MinPriority, MaxPriority))
 	}
 	if o.FwMark == 0 {
 		errs = append(errs, errors.New("fwmark: must not be 0 (the relay's own traffic must be excluded from its table)"))

@@ -1,4 +1,4 @@
-package netstack
+package socks5
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ func socksParseUDP(b []byte) (netip.AddrPort, []byte, error) {
 // wrapped datagrams to, and up to one mesh socket per address family. It
 // lives as long as the client's control connection.
 type socksAssoc struct {
-	n        *Netstack
+	s        *Server
 	host     *net.UDPConn
 	clientIP netip.Addr
 	wg       sync.WaitGroup
@@ -48,19 +48,19 @@ type socksAssoc struct {
 	mesh   [2]net.PacketConn // [0] IPv4, [1] IPv6
 }
 
-func (n *Netstack) socksAssociate(ctx context.Context, c net.Conn) error {
+// errNoSource: the mesh has no own address of a datagram's destination's
+// family.
+var errNoSource = errors.New("socks5: no own mesh address of the destination's family")
+
+// associate serves UDP ASSOCIATE until the control connection c ends.
+func (s *Server) associate(ctx context.Context, c net.Conn) error {
 	local := socksAddrPort(c.LocalAddr()).Addr()
 	host, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(local, 0)))
 	if err != nil {
 		socksReply(c, socksRepFailure, netip.AddrPort{})
 		return fmt.Errorf("socks5: udp associate: %w", err)
 	}
-	a := &socksAssoc{n: n, host: host, clientIP: socksAddrPort(c.RemoteAddr()).Addr().Unmap()}
-	if !n.track(host) {
-		socksReply(c, socksRepFailure, netip.AddrPort{})
-		return fmt.Errorf("socks5: udp associate: %w", net.ErrClosed)
-	}
-	defer n.untrack(host)
+	a := &socksAssoc{s: s, host: host, clientIP: socksAddrPort(c.RemoteAddr()).Addr().Unmap()}
 	if err := socksReply(c, socksRepOK, host.LocalAddr().(*net.UDPAddr).AddrPort()); err != nil {
 		a.close()
 		return fmt.Errorf("socks5: udp associate reply: %w", err)
@@ -72,8 +72,7 @@ func (n *Netstack) socksAssociate(ctx context.Context, c net.Conn) error {
 		a.fromClient()
 	}()
 	// The association ends when the control connection does (EOF, error,
-	// or ServeSOCKS5 closing it), or when the host socket is closed by the
-	// Netstack's Close, which also ends fromClient.
+	// or Serve closing it); closing the host socket then ends fromClient.
 	stop := make(chan struct{})
 	a.wg.Add(1)
 	go func() {
@@ -91,6 +90,7 @@ func (n *Netstack) socksAssociate(ctx context.Context, c net.Conn) error {
 	return err
 }
 
+// close closes the association's sockets, which ends its goroutines.
 func (a *socksAssoc) close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -130,12 +130,12 @@ func (a *socksAssoc) fromClient() {
 		}
 		dst, payload, err := socksParseUDP(buf[:m])
 		if err != nil {
-			a.n.log.Debug("socks5: bad udp datagram", "client", from, "err", err)
+			a.s.log.Debug("socks5: bad udp datagram", "client", from, "err", err)
 			continue
 		}
 		pc, err := a.meshFor(dst.Addr())
 		if err != nil {
-			a.n.log.Debug("socks5: udp", "dst", dst, "err", err)
+			a.s.log.Debug("socks5: udp", "dst", dst, "err", err)
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -159,11 +159,11 @@ func (a *socksAssoc) meshFor(dst netip.Addr) (net.PacketConn, error) {
 	if a.mesh[i] != nil {
 		return a.mesh[i], nil
 	}
-	src, ok := a.n.sourceFor(dst)
+	src, ok := a.s.mesh.SourceFor(dst)
 	if !ok {
-		return nil, ErrNoSourceAddress
+		return nil, errNoSource
 	}
-	pc, err := a.n.ListenUDP(netip.AddrPortFrom(src, 0))
+	pc, err := a.s.mesh.ListenUDP(netip.AddrPortFrom(src, 0))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tun_test
+package netlink_test
 
 import (
 	"fmt"

@@ -1,7 +1,6 @@
-package netstack
+package socks5
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,7 +12,7 @@ import (
 )
 
 // SOCKS5 (RFC 1928) constants. Authentication is none (method 0x00) or
-// username/password (0x02, RFC 1929; see socks5_auth.go).
+// username/password (0x02, RFC 1929; see auth.go).
 const (
 	socksVersion       = 5
 	socksMethodNone    = 0x00
@@ -37,41 +36,8 @@ const (
 	socksHandshakeTimeout = 10 * time.Second
 )
 
+// errSocksProtocol: the client broke RFC 1928.
 var errSocksProtocol = errors.New("socks5: protocol error")
-
-func (n *Netstack) serveSOCKSConn(ctx context.Context, c net.Conn) error {
-	c.SetDeadline(time.Now().Add(socksHandshakeTimeout))
-	if err := socksNegotiate(c, n.socks.Credentials); err != nil {
-		if errors.Is(err, errSocksAuth) {
-			n.stats.socksRefusedAuth.Add(1)
-		}
-		return err
-	}
-	cmd, dst, err := socksReadRequest(c)
-	if err != nil {
-		var rep socksReplyError
-		if errors.As(err, &rep) {
-			socksReply(c, rep.code, netip.AddrPort{})
-		}
-		return err
-	}
-	switch cmd {
-	case socksCmdConnect:
-		return n.socksConnect(ctx, c, dst)
-	case socksCmdUDP:
-		if n.stats.socksAssocs.Add(1) > int64(n.socks.MaxUDPAssociations) {
-			n.stats.socksAssocs.Add(-1)
-			n.stats.socksRefusedUDPLimit.Add(1)
-			socksReply(c, socksRepFailure, netip.AddrPort{})
-			return fmt.Errorf("socks5: udp associate: %d associations open, the most allowed", n.socks.MaxUDPAssociations)
-		}
-		defer n.stats.socksAssocs.Add(-1)
-		return n.socksAssociate(ctx, c)
-	default:
-		socksReply(c, socksRepCmdUnsupp, netip.AddrPort{})
-		return fmt.Errorf("socks5: command %d not supported", cmd)
-	}
-}
 
 // socksReplyError carries the reply code a request failure maps to.
 type socksReplyError struct {
@@ -85,7 +51,7 @@ func (e socksReplyError) Error() string { return "socks5: " + e.msg }
 // creds, username/password (then authenticates); without, none. A client
 // that offers no acceptable method is answered 0xFF; without creds that is
 // a protocol error, with creds an authentication failure (errSocksAuth).
-func socksNegotiate(rw io.ReadWriter, creds *SOCKS5Credentials) error {
+func socksNegotiate(rw io.ReadWriter, creds *Credentials) error {
 	var hdr [2]byte
 	if _, err := io.ReadFull(rw, hdr[:]); err != nil {
 		return fmt.Errorf("socks5: greeting: %w", err)
@@ -191,26 +157,13 @@ func socksAppendAddr(b []byte, a netip.AddrPort) []byte {
 	return binary.BigEndian.AppendUint16(b, a.Port())
 }
 
+// socksReply writes a reply: VER REP RSV and the bound address.
 func socksReply(w io.Writer, code byte, bound netip.AddrPort) error {
 	_, err := w.Write(socksAppendAddr([]byte{socksVersion, code, 0}, bound))
 	return err
 }
 
-// socksDialReply maps a dial error onto the closest reply code.
-func socksDialReply(err error) byte {
-	s := err.Error()
-	switch {
-	case errors.Is(err, ErrNoSourceAddress):
-		return socksRepNetUnreach
-	case strings.Contains(s, "refused"):
-		return socksRepRefused
-	case errors.Is(err, context.DeadlineExceeded), strings.Contains(s, "unreachable"), strings.Contains(s, "timed out"):
-		return socksRepHostUnrch
-	default:
-		return socksRepFailure
-	}
-}
-
+// socksAddrPort returns the address and port of a TCP or UDP address.
 func socksAddrPort(a net.Addr) netip.AddrPort {
 	switch a := a.(type) {
 	case *net.TCPAddr:
@@ -220,21 +173,4 @@ func socksAddrPort(a net.Addr) netip.AddrPort {
 	}
 	ap, _ := netip.ParseAddrPort(a.String())
 	return ap
-}
-
-func (n *Netstack) socksConnect(ctx context.Context, c net.Conn, dst netip.AddrPort) error {
-	dctx, cancel := context.WithTimeout(ctx, nsDialTimeout)
-	mesh, err := n.DialContext(dctx, "tcp", dst.String())
-	cancel()
-	if err != nil {
-		socksReply(c, socksDialReply(err), netip.AddrPort{})
-		return fmt.Errorf("socks5: connect %s: %w", dst, err)
-	}
-	if err := socksReply(c, socksRepOK, socksAddrPort(mesh.LocalAddr())); err != nil {
-		mesh.Close()
-		return fmt.Errorf("socks5: connect reply: %w", err)
-	}
-	c.SetDeadline(time.Time{})
-	n.splice(c, mesh)
-	return nil
 }

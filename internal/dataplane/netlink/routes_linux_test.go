@@ -1,6 +1,6 @@
 //go:build linux
 
-package tun_test
+package netlink_test
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 
 	wgtun "golang.zx2c4.com/wireguard/tun"
 
+	"github.com/liqo-relay/relay/internal/dataplane/netlink"
 	"github.com/liqo-relay/relay/internal/dataplane/tun"
 	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
@@ -24,12 +25,12 @@ const (
 	rtTestMark  = 0xca6c
 )
 
-func rtTestOptions(t testing.TB) tun.RouteOptions {
+func rtTestOptions(t testing.TB) netlink.RouteOptions {
 	var logger *slog.Logger
 	if _, bench := t.(*testing.B); !bench {
 		logger = slog.New(slog.NewTextHandler(rtTestWriter{t}, nil))
 	}
-	return tun.RouteOptions{
+	return netlink.RouteOptions{
 		Link:      rtTestLink,
 		Addresses: []netip.Prefix{netip.MustParsePrefix("100.64.0.1/32"), netip.MustParsePrefix("fd64::1/128")},
 		MTU:       1400,
@@ -53,7 +54,7 @@ func (w rtTestWriter) Write(p []byte) (int, error) {
 type rtEnv struct {
 	ns  *netns.NS
 	dev wgtun.Device
-	m   *tun.RouteManager
+	m   *netlink.RouteManager
 }
 
 func rtNewEnv(t testing.TB) *rtEnv {
@@ -65,7 +66,7 @@ func rtNewEnv(t testing.TB) *rtEnv {
 		if err != nil {
 			return err
 		}
-		e.m, err = tun.NewRouteManager(rtTestOptions(t))
+		e.m, err = netlink.NewRouteManager(rtTestOptions(t))
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -179,13 +180,13 @@ func TestRouteManagerPeerLifecycle(t *testing.T) {
 		{"b reachable", func() error { return e.m.SetPeer("b", rtPrefixes("10.3.0.0/16"), true) }, nil,
 			[]string{"10.1.0.0/16", "10.2.3.0/24", "10.3.0.0/16"}},
 		{"b claims a's prefix", func() error { return e.m.SetPeer("b", rtPrefixes("10.1.0.0/16"), true) },
-			tun.ErrRoutePrefixConflict, []string{"10.1.0.0/16", "10.2.3.0/24", "10.3.0.0/16"}},
+			netlink.ErrRoutePrefixConflict, []string{"10.1.0.0/16", "10.2.3.0/24", "10.3.0.0/16"}},
 		{"unreachable b still claims its prefix", func() error {
 			if err := e.m.SetPeer("b", rtPrefixes("10.3.0.0/16"), false); err != nil {
 				return err
 			}
 			return e.m.SetPeer("a", rtPrefixes("10.3.0.0/16"), true)
-		}, tun.ErrRoutePrefixConflict, []string{"10.1.0.0/16", "10.2.3.0/24"}},
+		}, netlink.ErrRoutePrefixConflict, []string{"10.1.0.0/16", "10.2.3.0/24"}},
 		{"remove a", func() error { return e.m.RemovePeer("a") }, nil, nil},
 		{"remove a again", func() error { return e.m.RemovePeer("a") }, nil, nil},
 		{"a's prefix is free after removal", func() error { return e.m.SetPeer("b", rtPrefixes("10.1.0.0/16"), true) }, nil,

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tun_test
+package netlink_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/liqo-relay/relay/internal/dataplane/netlink"
 	"github.com/liqo-relay/relay/internal/dataplane/tun"
 	"github.com/liqo-relay/relay/internal/testbed/netns"
 )
@@ -168,7 +169,7 @@ func TestEnsureRulesShadowedWithoutRoom(t *testing.T) {
 	e.ns.Run(t, "ip", "route", "add", "default", "dev", "consumer0", "table", "200")
 	e.ns.Run(t, "ip", "rule", "add", "priority", "1", "lookup", "200")
 	repaired, err := e.m.EnsureRules()
-	if !errors.Is(err, tun.ErrRuleShadowed) {
+	if !errors.Is(err, netlink.ErrRuleShadowed) {
 		t.Fatalf("EnsureRules = %v, want ErrRuleShadowed", err)
 	}
 	if repaired {
@@ -198,13 +199,13 @@ func TestRouteManagerCloseRemovesEverything(t *testing.T) {
 	if err := e.m.Close(); err != nil {
 		t.Errorf("second Close = %v", err)
 	}
-	if err := e.m.SetPeer("a", rtPrefixes("10.1.0.0/16"), true); !errors.Is(err, tun.ErrRoutesClosed) {
+	if err := e.m.SetPeer("a", rtPrefixes("10.1.0.0/16"), true); !errors.Is(err, netlink.ErrRoutesClosed) {
 		t.Errorf("SetPeer after Close = %v", err)
 	}
-	if _, err := e.m.EnsureRules(); !errors.Is(err, tun.ErrRoutesClosed) {
+	if _, err := e.m.EnsureRules(); !errors.Is(err, netlink.ErrRoutesClosed) {
 		t.Errorf("EnsureRules after Close = %v", err)
 	}
-	if err := e.m.RemovePeer("a"); !errors.Is(err, tun.ErrRoutesClosed) {
+	if err := e.m.RemovePeer("a"); !errors.Is(err, netlink.ErrRoutesClosed) {
 		t.Errorf("RemovePeer after Close = %v", err)
 	}
 }
@@ -229,7 +230,7 @@ func TestCleanupStale(t *testing.T) {
 	ns.Run(t, "ip", "rule", "add", "fwmark", mark, "lookup", "300", "priority", "990")
 
 	opts := rtTestOptions(t)
-	if err := ns.Do(func() error { return tun.CleanupStale(opts) }); err != nil {
+	if err := ns.Do(func() error { return netlink.CleanupStale(opts) }); err != nil {
 		t.Fatalf("CleanupStale: %v", err)
 	}
 	if _, err := ns.Output("ip", "link", "show", rtTestLink); err == nil {
@@ -251,7 +252,7 @@ func TestCleanupStale(t *testing.T) {
 		t.Errorf("foreign table flushed: %q", out)
 	}
 	// Idempotent, and a fresh start works.
-	if err := ns.Do(func() error { return tun.CleanupStale(opts) }); err != nil {
+	if err := ns.Do(func() error { return netlink.CleanupStale(opts) }); err != nil {
 		t.Fatalf("second CleanupStale: %v", err)
 	}
 	if err := ns.Do(func() error {
@@ -260,7 +261,7 @@ func TestCleanupStale(t *testing.T) {
 			return err
 		}
 		defer dev.Close()
-		m, err := tun.NewRouteManager(opts)
+		m, err := netlink.NewRouteManager(opts)
 		if err != nil {
 			return err
 		}
@@ -274,8 +275,8 @@ func TestCleanupStaleLeavesForeignLink(t *testing.T) {
 	netns.RequireRoot(t)
 	ns := netns.New(t, "stale")
 	ns.Run(t, "ip", "link", "add", rtTestLink, "type", "veth", "peer", "name", "other0")
-	err := ns.Do(func() error { return tun.CleanupStale(rtTestOptions(t)) })
-	if !errors.Is(err, tun.ErrStaleLinkNotTUN) {
+	err := ns.Do(func() error { return netlink.CleanupStale(rtTestOptions(t)) })
+	if !errors.Is(err, netlink.ErrStaleLinkNotTUN) {
 		t.Fatalf("CleanupStale = %v, want ErrStaleLinkNotTUN", err)
 	}
 	ns.Run(t, "ip", "link", "show", rtTestLink) // still there

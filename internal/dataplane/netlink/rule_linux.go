@@ -1,27 +1,20 @@
 //go:build linux
 
-package tun
+package netlink
 
 import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
-	"github.com/vishvananda/netlink"
+	vnl "github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// rtFamilyName names an address family in messages.
-func rtFamilyName(fam int) string {
-	if fam == netlink.FAMILY_V6 {
-		return "ipv6"
-	}
-	return "ipv4"
-}
-
 // rtRule builds our policy rule: "not fwmark mark lookup table" at prio.
-func rtRule(fam, table, prio int, mark uint32) *netlink.Rule {
-	r := netlink.NewRule()
+func rtRule(fam, table, prio int, mark uint32) *vnl.Rule {
+	r := vnl.NewRule()
 	r.Family = fam
 	r.Table = table
 	r.Priority = prio
@@ -33,114 +26,117 @@ func rtRule(fam, table, prio int, mark uint32) *netlink.Rule {
 // rtIsOurs reports whether a listed rule is one of ours: it looks up our
 // dedicated table and excludes our mark. The priority is not compared,
 // because EnsureRules may have moved the rule.
-func rtIsOurs(r netlink.Rule, table int, mark uint32) bool {
+func rtIsOurs(r vnl.Rule, table int, mark uint32) bool {
 	return r.Table == table && r.Invert && r.Mark == mark && r.Goto < 0
+}
+
+// rtRules is the rule set of ours in family fam.
+func rtRules(h *vnl.Handle, fam, table int, mark uint32) RuleSet {
+	return RuleSet{Handle: h, Family: fam, Ours: func(r vnl.Rule) bool { return rtIsOurs(r, table, mark) }}
 }
 
 // ensureRule makes sure exactly one rule of ours exists for the family and
 // that no foreign rule ahead of it shadows our table. Called with m.mu held
 // (or before the manager is shared).
 func (m *RouteManager) ensureRule(fam int) (repaired bool, err error) {
+	set := rtRules(m.h, fam, m.opts.Table, m.opts.FwMark)
 	// Two passes at most: the second sees the rule the first one added.
 	for range 2 {
-		rules, err := m.h.RuleList(fam)
-		if err != nil {
-			return repaired, fmt.Errorf("list %s rules: %w", rtFamilyName(fam), err)
-		}
-		ours := -1
-		for i, r := range rules {
-			if !rtIsOurs(r, m.opts.Table, m.opts.FwMark) {
-				continue
-			}
-			if ours < 0 {
-				ours = i
-				continue
-			}
-			// A duplicate, e.g. left by a crash mid-move: keep the first.
-			if err := m.h.RuleDel(rtRule(fam, r.Table, r.Priority, r.Mark)); err != nil && !errors.Is(err, unix.ENOENT) {
-				return repaired, fmt.Errorf("delete duplicate %s rule at %d: %w", rtFamilyName(fam), r.Priority, err)
-			}
-			m.log.Warn("deleted duplicate policy rule", "family", rtFamilyName(fam), "priority", r.Priority)
-			repaired = true
-		}
-		if ours < 0 {
-			prio := m.prio[fam]
-			if err := m.h.RuleAdd(rtRule(fam, m.opts.Table, prio, m.opts.FwMark)); err != nil {
-				return repaired, fmt.Errorf("add %s rule \"not fwmark %#x lookup %d\" at %d: %w",
-					rtFamilyName(fam), m.opts.FwMark, m.opts.Table, prio, err)
-			}
-			if m.started { // the first install is logged by NewRouteManager
-				m.log.Warn("re-added missing policy rule", "family", rtFamilyName(fam), "priority", prio)
-			}
-			repaired = true
-			continue
-		}
-		m.prio[fam] = rules[ours].Priority
-		shadow, found, err := m.lowestShadow(fam, rules[:ours])
+		rules, err := set.List()
 		if err != nil {
 			return repaired, err
 		}
-		if !found {
-			return repaired, nil
+		ours := slices.IndexFunc(rules, set.Ours)
+		if ours >= 0 {
+			r, err := m.placeRule(set, rules, ours)
+			return repaired || r, err
 		}
-		moved, err := m.moveAhead(fam, rules[ours].Priority, shadow)
-		return repaired || moved, err
+		prio := m.prio[fam]
+		if _, _, err := set.Sync(rules, []*vnl.Rule{m.rule(fam, prio)}); err != nil {
+			return repaired, fmt.Errorf("%s rule \"not fwmark %#x lookup %d\": %w", FamilyName(fam), m.opts.FwMark, m.opts.Table, err)
+		}
+		if m.started { // the first install is logged by NewRouteManager
+			m.log.Warn("re-added missing policy rule", "family", FamilyName(fam), "priority", prio)
+		}
+		repaired = true
 	}
 	return repaired, nil
 }
 
-// moveAhead re-adds our rule just ahead of the shadowing rule and then
-// deletes it from its old priority. moved reports whether the new rule went
-// in.
-func (m *RouteManager) moveAhead(fam, old int, shadow netlink.Rule) (moved bool, err error) {
-	prio := shadow.Priority - 1
-	if prio < rtMinPriority {
-		return false, fmt.Errorf("%s: foreign rule %q at priority %d: %w", rtFamilyName(fam), shadow.String(), shadow.Priority, ErrRuleShadowed)
+// placeRule keeps the first of our rules listed, rules[ours], where it is
+// unless a foreign rule ahead of it shadows our table: then the rule moves
+// just ahead of the lowest shadowing one (re-added there, then deleted from
+// its old priority, so no packet sees a gap). Duplicates of ours, left by a
+// crash in the middle of a move, are deleted. The rule's priority sticks.
+func (m *RouteManager) placeRule(set RuleSet, rules []vnl.Rule, ours int) (repaired bool, err error) {
+	fam, old := set.Family, rules[ours].Priority
+	m.prio[fam] = old
+	shadow, found, err := m.lowestShadow(fam, rules[:ours])
+	if err != nil {
+		return false, err
 	}
-	if err := m.h.RuleAdd(rtRule(fam, m.opts.Table, prio, m.opts.FwMark)); err != nil {
-		return false, fmt.Errorf("add %s rule at %d ahead of %q: %w", rtFamilyName(fam), prio, shadow.String(), err)
+	prio := old
+	var errShadow error
+	if found {
+		if p, ok := Ahead(shadow.Priority, 1); ok {
+			prio = p
+		} else {
+			errShadow = fmt.Errorf("%s: foreign rule %q at priority %d: %w", FamilyName(fam), shadow.String(), shadow.Priority, ErrRuleShadowed)
+		}
 	}
-	m.prio[fam] = prio
-	m.log.Warn("moved policy rule ahead of a shadowing rule",
-		"family", rtFamilyName(fam), "from", old, "to", prio, "shadowing", shadow.String())
-	if err := m.h.RuleDel(rtRule(fam, m.opts.Table, old, m.opts.FwMark)); err != nil && !errors.Is(err, unix.ENOENT) {
-		// The next EnsureRules deletes it as a duplicate.
-		return true, fmt.Errorf("delete %s rule at old priority %d: %w", rtFamilyName(fam), old, err)
+	spec := m.rule(fam, prio)
+	added, deleted, err := set.Sync(rules, []*vnl.Rule{spec})
+	if len(added) > 0 || containsRule(rules, spec) {
+		m.prio[fam] = prio
+		if prio != old {
+			m.log.Warn("moved policy rule ahead of a shadowing rule",
+				"family", FamilyName(fam), "from", old, "to", prio, "shadowing", shadow.String())
+		}
 	}
-	return true, nil
+	for _, d := range deleted {
+		if !SameRule(d, &rules[ours]) { // not the moved rule's old place
+			m.log.Warn("deleted duplicate policy rule", "family", FamilyName(fam), "priority", d.Priority)
+		}
+	}
+	return len(added) > 0 || len(deleted) > 0, errors.Join(errShadow, err)
+}
+
+// rule builds our rule of family fam at prio.
+func (m *RouteManager) rule(fam, prio int) *vnl.Rule {
+	return rtRule(fam, m.opts.Table, prio, m.opts.FwMark)
 }
 
 // lowestShadow returns the shadowing rule with the lowest priority among the
 // rules listed ahead of ours.
-func (m *RouteManager) lowestShadow(fam int, ahead []netlink.Rule) (netlink.Rule, bool, error) {
+func (m *RouteManager) lowestShadow(fam int, ahead []vnl.Rule) (vnl.Rule, bool, error) {
 	var ours []netip.Prefix
 	for _, p := range m.wanted() {
-		if p.Addr().Is6() == (fam == netlink.FAMILY_V6) {
+		if p.Addr().Is6() == (fam == vnl.FAMILY_V6) {
 			ours = append(ours, p)
 		}
 	}
 	if len(ours) == 0 {
-		return netlink.Rule{}, false, nil // nothing routed, nothing to shadow
+		return vnl.Rule{}, false, nil // nothing routed, nothing to shadow
 	}
 	cache := map[int][]rtTableRoute{}
 	routesOf := func(table int) ([]rtTableRoute, error) {
 		if rs, ok := cache[table]; ok {
 			return rs, nil
 		}
-		rs, err := m.h.RouteListFiltered(fam, &netlink.Route{Table: table}, netlink.RT_FILTER_TABLE)
+		rs, err := m.h.RouteListFiltered(fam, &vnl.Route{Table: table}, vnl.RT_FILTER_TABLE)
 		if err != nil {
 			return nil, fmt.Errorf("list routes of table %d: %w", table, err)
 		}
 		var out []rtTableRoute
 		for _, r := range rs {
-			if p, ok := rtPrefix(r.Dst); ok {
+			if p, ok := Prefix(r.Dst); ok {
 				out = append(out, rtTableRoute{dst: p, throw: r.Type == unix.RTN_THROW})
 			}
 		}
 		cache[table] = out
 		return out, nil
 	}
-	var best netlink.Rule
+	var best vnl.Rule
 	found := false
 	for _, r := range ahead {
 		if found && r.Priority >= best.Priority {
@@ -151,7 +147,7 @@ func (m *RouteManager) lowestShadow(fam int, ahead []netlink.Rule) (netlink.Rule
 		}
 		routes, err := routesOf(r.Table)
 		if err != nil {
-			return netlink.Rule{}, false, err
+			return vnl.Rule{}, false, err
 		}
 		if rtShadows(r, routes, ours) {
 			best, found = r, true
@@ -174,8 +170,8 @@ type rtTableRoute struct {
 // deliberate policy for its own traffic and is left alone; an inverted rule
 // ("not ...", like wg-quick's "not fwmark X lookup X") matches all but a
 // sliver of traffic and counts as matching all.
-func rtCouldShadow(r netlink.Rule, ourTable int) bool {
-	if r.Table == 0 || r.Table == rtTableLocal || r.Table == ourTable || r.Goto >= 0 {
+func rtCouldShadow(r vnl.Rule, ourTable int) bool {
+	if r.Table == 0 || r.Table == TableLocal || r.Table == ourTable || r.Goto >= 0 {
 		return false
 	}
 	if r.Invert {
@@ -194,9 +190,9 @@ func rtCouldShadow(r netlink.Rule, ourTable int) bool {
 // rule's destination selector when it has one). Overlap, not containment: a
 // foreign default route catches everything, and a foreign /24 inside our /16
 // steals that /24.
-func rtShadows(r netlink.Rule, routes []rtTableRoute, ours []netip.Prefix) bool {
+func rtShadows(r vnl.Rule, routes []rtTableRoute, ours []netip.Prefix) bool {
 	if !r.Invert && r.Dst != nil {
-		dst, ok := rtPrefix(r.Dst)
+		dst, ok := Prefix(r.Dst)
 		if !ok {
 			return false
 		}
@@ -230,28 +226,15 @@ func (m *RouteManager) deleteRules() error {
 // rtDeleteRules deletes, in both families, the rules that are ours by
 // signature (rtIsOurs) and, when prio >= 0, any rule looking up table at
 // exactly prio (a leftover of a run with another fwmark).
-func rtDeleteRules(h *netlink.Handle, table, prio int, mark uint32) error {
+func rtDeleteRules(h *vnl.Handle, table, prio int, mark uint32) error {
 	var errs []error
-	for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
-		rules, err := h.RuleList(fam)
-		if err != nil {
-			if fam == netlink.FAMILY_V6 && errors.Is(err, unix.EAFNOSUPPORT) {
-				continue
-			}
-			errs = append(errs, fmt.Errorf("list %s rules: %w", rtFamilyName(fam), err))
+	for _, fam := range []int{vnl.FAMILY_V4, vnl.FAMILY_V6} {
+		leftover := func(r vnl.Rule) bool { return prio >= 0 && r.Table == table && r.Priority == prio }
+		err := rtRules(h, fam, table, mark).Clear(leftover)
+		if fam == vnl.FAMILY_V6 && errors.Is(err, unix.EAFNOSUPPORT) {
 			continue
 		}
-		for _, r := range rules {
-			if !rtIsOurs(r, table, mark) && (prio < 0 || r.Table != table || r.Priority != prio) {
-				continue
-			}
-			del := rtRule(fam, r.Table, r.Priority, r.Mark)
-			del.Invert = r.Invert
-			del.Mask = r.Mask
-			if err := h.RuleDel(del); err != nil && !errors.Is(err, unix.ENOENT) {
-				errs = append(errs, fmt.Errorf("delete %s rule %q: %w", rtFamilyName(fam), r.String(), err))
-			}
-		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package tun
+package netlink
 
 import "net/netip"
 

@@ -1,44 +1,22 @@
 //go:build linux
 
-package tun
+package netlink
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"net/netip"
 	"slices"
 	"sync"
-	"time"
 
-	"github.com/vishvananda/netlink"
+	vnl "github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// rtNetlinkTimeout bounds every netlink request, so a wedged kernel call
-// turns into an error the agent logs instead of a lock held forever (which
-// would stall failover). Route and rule changes take microseconds; seconds
-// only pass when something is badly wrong.
-const rtNetlinkTimeout = 5 * time.Second
-
-// rtNewHandle opens a route netlink handle in the current network namespace,
-// with rtNetlinkTimeout on its socket.
-func rtNewHandle() (*netlink.Handle, error) {
-	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
-	if err != nil {
-		return nil, fmt.Errorf("open netlink handle: %w", err)
-	}
-	if err := h.SetSocketTimeout(rtNetlinkTimeout); err != nil {
-		h.Close()
-		return nil, fmt.Errorf("set netlink timeout: %w", err)
-	}
-	return h, nil
-}
-
 // rtProtocol tags the routes we install ("proto static" in ip route).
-const rtProtocol = netlink.RouteProtocol(unix.RTPROT_STATIC)
+const rtProtocol = vnl.RouteProtocol(unix.RTPROT_STATIC)
 
 // rtPeer is what the manager remembers of one peer.
 type rtPeer struct {
@@ -60,7 +38,7 @@ type rtPeer struct {
 type RouteManager struct {
 	opts RouteOptions
 	log  *slog.Logger
-	h    *netlink.Handle
+	h    *vnl.Handle
 
 	mu       sync.Mutex
 	closed   bool
@@ -86,7 +64,7 @@ func NewRouteManager(opts RouteOptions) (*RouteManager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h, err := rtNewHandle()
+	h, err := NewHandle()
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +79,13 @@ func NewRouteManager(opts RouteOptions) (*RouteManager, error) {
 		h.Close()
 		return nil, err
 	}
-	m.families = []int{netlink.FAMILY_V4, netlink.FAMILY_V6}
+	m.families = []int{vnl.FAMILY_V4, vnl.FAMILY_V6}
 	for _, fam := range m.families {
 		m.prio[fam] = opts.Priority
 	}
 	for _, fam := range slices.Clone(m.families) {
 		if _, err := m.ensureRule(fam); err != nil {
-			if fam == netlink.FAMILY_V6 && errors.Is(err, unix.EAFNOSUPPORT) {
+			if fam == vnl.FAMILY_V6 && errors.Is(err, unix.EAFNOSUPPORT) {
 				m.log.Warn("kernel has no IPv6 policy routing; IPv6 peer prefixes will be refused")
 				m.families = m.families[:1]
 				continue
@@ -134,7 +112,7 @@ func (m *RouteManager) setupLink() error {
 		}
 	}
 	for _, a := range m.opts.Addresses {
-		addr := &netlink.Addr{IPNet: rtIPNet(a)}
+		addr := &vnl.Addr{IPNet: IPNet(a)}
 		if a.Addr().Is6() {
 			// A TUN has no neighbours to duplicate the address: skip DAD so
 			// the address is usable at once instead of "tentative".
@@ -172,7 +150,7 @@ func (m *RouteManager) SetPeer(name string, prefixes []netip.Prefix, reachable b
 		return ErrRoutesClosed
 	}
 	for _, p := range want {
-		if p.Addr().Is6() && !slices.Contains(m.families, netlink.FAMILY_V6) {
+		if p.Addr().Is6() && !slices.Contains(m.families, vnl.FAMILY_V6) {
 			return fmt.Errorf("peer %q: prefix %s: kernel has no IPv6 policy routing", name, p)
 		}
 		for other, op := range m.peers {
@@ -285,7 +263,7 @@ func (m *RouteManager) Close() error {
 	}
 	m.closed = true
 	defer m.h.Close()
-	errs := []error{rtFlushTable(m.h, m.opts.Table), m.deleteRules()}
+	errs := []error{FlushTable(m.h, vnl.FAMILY_ALL, m.opts.Table), m.deleteRules()}
 	m.log.Info("routes and policy rules removed")
 	return errors.Join(errs...)
 }
@@ -300,172 +278,4 @@ func (m *RouteManager) wanted() []netip.Prefix {
 	}
 	out, _ = rtNormalize(out)
 	return out
-}
-
-// apply adds and deletes routes in our table. It tries every change and
-// returns all failures.
-func (m *RouteManager) apply(add, del []netip.Prefix) error {
-	var errs []error
-	for _, p := range del {
-		if err := m.h.RouteDel(rtDelRoute(p, m.opts.Table)); err != nil && !errors.Is(err, unix.ESRCH) {
-			errs = append(errs, fmt.Errorf("delete route %s table %d: %w", p, m.opts.Table, err))
-		}
-	}
-	if len(add) > 0 {
-		link, err := m.h.LinkByName(m.opts.Link)
-		if err != nil {
-			return errors.Join(append(errs, fmt.Errorf("find link %q: %w", m.opts.Link, err))...)
-		}
-		for _, p := range add {
-			if err := m.h.RouteReplace(m.route(p, link.Attrs().Index)); err != nil {
-				errs = append(errs, fmt.Errorf("add route %s dev %s table %d: %w", p, m.opts.Link, m.opts.Table, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// ensureLink brings the link up and restores missing addresses.
-func (m *RouteManager) ensureLink() (repaired bool, err error) {
-	link, err := m.h.LinkByName(m.opts.Link)
-	if err != nil {
-		return false, fmt.Errorf("find link %q: %w", m.opts.Link, err)
-	}
-	var missing []netip.Prefix
-	if len(m.opts.Addresses) > 0 {
-		addrs, err := m.h.AddrList(link, netlink.FAMILY_ALL)
-		if err != nil {
-			return false, fmt.Errorf("list addresses of %q: %w", m.opts.Link, err)
-		}
-		var have []netip.Prefix
-		for _, a := range addrs {
-			if p, ok := rtPrefix(a.IPNet); ok {
-				// Compare unmasked: an address is 10.0.0.1/24, not 10.0.0.0/24.
-				addr, _ := netip.AddrFromSlice(a.IP)
-				have = append(have, netip.PrefixFrom(addr.Unmap(), p.Bits()))
-			}
-		}
-		for _, a := range m.opts.Addresses {
-			if !slices.Contains(have, a) {
-				missing = append(missing, a)
-			}
-		}
-	}
-	if link.Attrs().Flags&net.FlagUp != 0 && len(missing) == 0 {
-		return false, nil
-	}
-	m.log.Warn("repairing link", "up", link.Attrs().Flags&net.FlagUp != 0, "missing_addresses", missing)
-	return true, m.setupLink()
-}
-
-// ensureRoutes makes our table hold exactly the routes of reachable peers,
-// on our link.
-func (m *RouteManager) ensureRoutes() (repaired bool, err error) {
-	link, err := m.h.LinkByName(m.opts.Link)
-	if err != nil {
-		return false, fmt.Errorf("find link %q: %w", m.opts.Link, err)
-	}
-	routes, err := m.h.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: m.opts.Table}, netlink.RT_FILTER_TABLE)
-	if err != nil {
-		return false, fmt.Errorf("list routes of table %d: %w", m.opts.Table, err)
-	}
-	want := m.wanted()
-	var have, stray []netip.Prefix
-	for _, r := range routes {
-		p, ok := rtPrefix(r.Dst)
-		if !ok {
-			continue
-		}
-		if r.LinkIndex == link.Attrs().Index && r.Type == unix.RTN_UNICAST && len(r.MultiPath) == 0 {
-			have = append(have, p)
-		} else {
-			stray = append(stray, p) // wrong device or type: replace it
-		}
-	}
-	have, _ = rtNormalize(have)
-	add, del := rtDiff(have, want)
-	for _, p := range stray {
-		if slices.Contains(want, p) {
-			add = append(add, p) // RouteReplace overwrites it
-		} else {
-			del = append(del, p)
-		}
-	}
-	if len(add) == 0 && len(del) == 0 {
-		return false, nil
-	}
-	m.log.Warn("repairing routes", "missing", add, "unwanted", del)
-	return true, m.apply(add, del)
-}
-
-// route builds our route for p.
-func (m *RouteManager) route(p netip.Prefix, linkIndex int) *netlink.Route {
-	return &netlink.Route{
-		LinkIndex: linkIndex,
-		Dst:       rtIPNet(p),
-		Table:     m.opts.Table,
-		Scope:     netlink.SCOPE_LINK,
-		Protocol:  rtProtocol,
-		Family:    rtFamily(p),
-		Type:      unix.RTN_UNICAST,
-	}
-}
-
-// rtDelRoute selects the route to p in table whatever its device, scope,
-// protocol and type: the kernel compares only the fields a delete sets, so
-// the table is the relay's alone to clean, including routes others put
-// there.
-func rtDelRoute(p netip.Prefix, table int) *netlink.Route {
-	return &netlink.Route{
-		Dst:    rtIPNet(p),
-		Table:  table,
-		Scope:  netlink.SCOPE_NOWHERE, // "any scope" in a delete
-		Family: rtFamily(p),
-	}
-}
-
-// rtFamily returns the netlink address family of p.
-func rtFamily(p netip.Prefix) int {
-	if p.Addr().Is6() {
-		return netlink.FAMILY_V6
-	}
-	return netlink.FAMILY_V4
-}
-
-// rtFlushTable deletes every route of table, in both families.
-func rtFlushTable(h *netlink.Handle, table int) error {
-	routes, err := h.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: table}, netlink.RT_FILTER_TABLE)
-	if err != nil {
-		return fmt.Errorf("list routes of table %d: %w", table, err)
-	}
-	var errs []error
-	for _, r := range routes {
-		if err := h.RouteDel(&r); err != nil && !errors.Is(err, unix.ESRCH) {
-			errs = append(errs, fmt.Errorf("delete route %s table %d: %w", r.Dst, table, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// rtIPNet converts a prefix to the net.IPNet netlink wants, 4-byte for IPv4.
-func rtIPNet(p netip.Prefix) *net.IPNet {
-	addr := p.Addr().Unmap()
-	bits := 128
-	if addr.Is4() {
-		bits = 32
-	}
-	return &net.IPNet{IP: net.IP(addr.AsSlice()), Mask: net.CIDRMask(p.Bits(), bits)}
-}
-
-// rtPrefix converts a netlink destination back to a masked prefix.
-func rtPrefix(n *net.IPNet) (netip.Prefix, bool) {
-	if n == nil {
-		return netip.Prefix{}, false
-	}
-	addr, ok := netip.AddrFromSlice(n.IP)
-	if !ok {
-		return netip.Prefix{}, false
-	}
-	ones, _ := n.Mask.Size()
-	return netip.PrefixFrom(addr.Unmap(), ones).Masked(), true
 }
