@@ -291,7 +291,7 @@ func (a *Agent) startServices(ctx context.Context) (stop func()) {
 	sctx, scancel := context.WithCancel(ctx)
 	if a.socks != nil {
 		wg.Go(func() {
-			if err := a.dp.ns.ServeSOCKS5(sctx, a.socks); err != nil && sctx.Err() == nil {
+			if err := a.dp.proxy.Serve(sctx, a.socks); err != nil && sctx.Err() == nil {
 				a.log.Error("SOCKS5 proxy stopped", "err", err)
 			}
 		})

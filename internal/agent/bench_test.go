@@ -22,7 +22,7 @@ import (
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
-	"github.com/liqo-relay/relay/internal/dataplane/tun"
+	"github.com/liqo-relay/relay/internal/dataplane/netstack"
 	"github.com/liqo-relay/relay/internal/demo/mesh"
 )
 
@@ -41,7 +41,7 @@ import (
 //   - relay-linkem: two agents joined by internal/demo/mesh's zero-delay
 //     linkem hop, to show what the emulated link costs;
 //   - wg-stock and wg-multipath: the comparison harness, two bare
-//     wireguard-go devices over internal/dataplane/tun Netstacks (no pipeline, no probes)
+//     wireguard-go devices over internal/dataplane/netstack Netstacks (no pipeline, no probes)
 //     whose only difference is the Bind: conn.NewDefaultBind(), or our
 //     multipath Bind wrapping conn.NewDefaultBind().
 
@@ -305,18 +305,18 @@ func startLinkemPair(b *testing.B, s *sink) *agent.Agent {
 }
 
 // startWGPair is the comparison harness: two wireguard-go devices over
-// internal/dataplane/tun Netstacks, configured through IpcSet like any wireguard-go user
+// internal/dataplane/netstack Netstacks, configured through IpcSet like any wireguard-go user
 // would, with conn.NewDefaultBind() or our Bind around it. There is no
 // pipeline, no probe and no agent.
-func startWGPair(b *testing.B, s *sink, useMultipath bool) *tun.Netstack {
+func startWGPair(b *testing.B, s *sink, useMultipath bool) *netstack.Netstack {
 	ka, kb := newKey(b), newKey(b)
 	pa, pb := freeUDPPort(b), freeUDPPort(b)
-	nsA := wgDevice(b, ka, pa, tun.NetstackOptions{
+	nsA := wgDevice(b, ka, pa, netstack.Options{
 		Addresses: []netip.Prefix{netip.MustParsePrefix("100.80.0.1/32")},
 		Exports:   []netip.Prefix{netip.MustParsePrefix("10.244.1.0/24")},
 		MTU:       1280,
 	}, kb.PublicKey(), pb, []string{"100.80.0.2/32", "10.244.2.0/24"}, useMultipath)
-	wgDevice(b, kb, pb, tun.NetstackOptions{
+	wgDevice(b, kb, pb, netstack.Options{
 		Addresses: []netip.Prefix{netip.MustParsePrefix("100.80.0.2/32")},
 		Exports:   []netip.Prefix{netip.MustParsePrefix("10.244.2.0/24")},
 		MTU:       1280,
@@ -327,9 +327,9 @@ func startWGPair(b *testing.B, s *sink, useMultipath bool) *tun.Netstack {
 }
 
 // wgDevice brings up one device of startWGPair with a single peer.
-func wgDevice(b *testing.B, key keys.Private, port uint16, opts tun.NetstackOptions,
-	peer keys.Public, peerPort uint16, allowed []string, useMultipath bool) *tun.Netstack {
-	ns, err := tun.NewNetstack(opts)
+func wgDevice(b *testing.B, key keys.Private, port uint16, opts netstack.Options,
+	peer keys.Public, peerPort uint16, allowed []string, useMultipath bool) *netstack.Netstack {
+	ns, err := netstack.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}

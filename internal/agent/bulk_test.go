@@ -118,7 +118,7 @@ func (x *transfer) waitQuarter(t *testing.T) {
 // finish waits for the whole transfer, logging progress, and checks that
 // every byte arrived. A crawl (a few KB/s) after a burst loss is the
 // netstack's TCP recovering it badly: see the RACK note in
-// internal/dataplane/tun/netstack_tune.go.
+// internal/dataplane/netstack/tune.go.
 func (x *transfer) finish(t *testing.T, b *bed, since time.Time) sinkReport {
 	t.Helper()
 	tick := time.NewTicker(2 * time.Second)

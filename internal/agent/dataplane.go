@@ -14,7 +14,10 @@ import (
 	"github.com/liqo-relay/relay/internal/core/packet"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/udpbind"
+	"github.com/liqo-relay/relay/internal/dataplane/netlink"
+	"github.com/liqo-relay/relay/internal/dataplane/netstack"
 	"github.com/liqo-relay/relay/internal/dataplane/pipe"
+	"github.com/liqo-relay/relay/internal/dataplane/socks5"
 	"github.com/liqo-relay/relay/internal/dataplane/tun"
 )
 
@@ -26,9 +29,10 @@ type dataplane struct {
 	wg     wgDevice // dev's UAPI: every run-time IpcSet and IpcGet goes through it
 	bind   *multipath.Bind
 	pipe   *pipe.Device
-	ns     *tun.Netstack // netstack mode
-	routes routeTable    // tun mode (a *tun.RouteManager); nil in netstack mode
-	liqo   *liqoRoutes   // also routes, with a liqo section; else nil
+	ns     *netstack.Netstack // netstack mode
+	proxy  *socks5.Server     // netstack mode: SOCKS5 into ns
+	routes routeTable         // tun mode (a *netlink.RouteManager); nil in netstack mode
+	liqo   *liqoRoutes        // also routes, with a liqo section; else nil
 }
 
 // undoStack holds the teardown of what was built so far; run undoes it in
@@ -85,7 +89,7 @@ func buildDataplane(cfg *config.Config, opts Options, log *slog.Logger) (dp *dat
 // an earlier run left behind.
 func (dp *dataplane) kernelDevice(cfg *config.Config, opts Options, log *slog.Logger, undo *undoStack) (wgtun.Device, error) {
 	ropts := routeOptions(cfg, log)
-	if err := tun.CleanupStale(ropts); err != nil {
+	if err := netlink.CleanupStale(ropts); err != nil {
 		log.Warn("cleaning up leftovers of an earlier run", "err", err)
 	}
 	k, err := tun.CreateKernel(cfg.Tun.Name, cfg.MTU)
@@ -93,7 +97,7 @@ func (dp *dataplane) kernelDevice(cfg *config.Config, opts Options, log *slog.Lo
 		return nil, fmt.Errorf("creating TUN %q: %w", cfg.Tun.Name, err)
 	}
 	undo.push(func() { _ = k.Close() })
-	rm, err := tun.NewRouteManager(ropts)
+	rm, err := netlink.NewRouteManager(ropts)
 	if err != nil {
 		return nil, fmt.Errorf("configuring %q: %w", cfg.Tun.Name, err)
 	}
@@ -117,26 +121,26 @@ func (dp *dataplane) netstackDevice(cfg *config.Config, opts Options, log *slog.
 		var d net.Dialer
 		dial = d.DialContext
 	}
-	socks, err := socksOptions(cfg.Netstack)
+	socks, err := socksOptions(cfg.Netstack, log)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := tun.NewNetstack(tun.NetstackOptions{
+	ns, err := netstack.New(netstack.Options{
 		Addresses:      cfg.Addresses,
 		MTU:            cfg.MTU,
 		Exports:        cfg.Exports,
 		Dial:           dial,
 		UDPIdleTimeout: cfg.Netstack.UDPIdleTimeout,
 		UDPMaxFlows:    cfg.Netstack.UDPMaxFlows,
-		SOCKS5:         socks,
 		Logger:         log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating netstack: %w", err)
 	}
 	undo.push(func() { _ = ns.Close() })
-	exportNetstackMetrics(opts.Metrics, ns)
 	dp.ns = ns
+	dp.proxy = socks5.New(ns, socks)
+	exportNetstackMetrics(opts.Metrics, ns, dp.proxy)
 	return ns, nil
 }
 
@@ -171,8 +175,8 @@ func (dp *dataplane) startWireGuard(cfg *config.Config, opts Options, log *slog.
 	return nil
 }
 
-func routeOptions(cfg *config.Config, log *slog.Logger) tun.RouteOptions {
-	return tun.RouteOptions{
+func routeOptions(cfg *config.Config, log *slog.Logger) netlink.RouteOptions {
+	return netlink.RouteOptions{
 		Link:      cfg.Tun.Name,
 		Addresses: cfg.Addresses,
 		MTU:       cfg.MTU,

@@ -12,7 +12,7 @@ import (
 )
 
 // fakeRoutes is an in-memory route table with the contract of
-// tun.RouteManager that matters to reloads: a prefix belongs to one peer at
+// netlink.RouteManager that matters to reloads: a prefix belongs to one peer at
 // most, and SetPeer of a prefix another peer holds fails and changes
 // nothing. fail, when set, can make any call fail first (and then change
 // nothing).

@@ -9,7 +9,7 @@ import (
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/dataplane/liqonet"
-	"github.com/liqo-relay/relay/internal/dataplane/tun"
+	"github.com/liqo-relay/relay/internal/dataplane/netlink"
 )
 
 // liqoRoutes is the route table of a relay in a Liqo gateway pod (a liqo
@@ -26,7 +26,7 @@ type liqoRoutes struct {
 // nothing, so the pinning is left alone too.
 func (r *liqoRoutes) SetPeer(name string, prefixes []netip.Prefix, reachable bool) error {
 	err := r.routeTable.SetPeer(name, prefixes, reachable)
-	if errors.Is(err, tun.ErrRoutePrefixConflict) {
+	if errors.Is(err, netlink.ErrRoutePrefixConflict) {
 		return err
 	}
 	return errors.Join(err, r.net.SetPeer(name, prefixes, reachable))

@@ -3,12 +3,14 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
-	"github.com/liqo-relay/relay/internal/dataplane/tun"
+	"github.com/liqo-relay/relay/internal/dataplane/netstack"
+	"github.com/liqo-relay/relay/internal/dataplane/socks5"
 )
 
 // errNeedNetstack is returned by the in-mesh socket calls of a TUN relay,
@@ -35,12 +37,12 @@ func (a *Agent) ListenUDP(addr netip.AddrPort) (net.PacketConn, error) {
 
 // socksOptions builds the SOCKS5 proxy's options from the configuration,
 // reading the credentials file if one is set.
-func socksOptions(ns config.Netstack) (tun.SOCKS5Options, error) {
-	o := tun.SOCKS5Options{MaxConns: ns.SOCKS5MaxConns, MaxUDPAssociations: ns.SOCKS5MaxUDPAssociations}
+func socksOptions(ns config.Netstack, log *slog.Logger) (socks5.Options, error) {
+	o := socks5.Options{MaxConns: ns.SOCKS5MaxConns, MaxUDPAssociations: ns.SOCKS5MaxUDPAssociations, Logger: log}
 	if ns.SOCKS5 == "" || ns.SOCKS5AuthFile == "" {
 		return o, nil
 	}
-	creds, err := tun.LoadSOCKS5Credentials(ns.SOCKS5AuthFile)
+	creds, err := socks5.LoadCredentials(ns.SOCKS5AuthFile)
 	if err != nil {
 		return o, fmt.Errorf("netstack.socks5AuthFile: %w", err)
 	}
@@ -48,19 +50,20 @@ func socksOptions(ns config.Netstack) (tun.SOCKS5Options, error) {
 	return o, nil
 }
 
-// exportNetstackMetrics makes every scrape of m read ns's counters.
-func exportNetstackMetrics(m *metrics.Metrics, ns *tun.Netstack) {
+// exportNetstackMetrics makes every scrape of m read the counters of ns
+// and of its SOCKS5 proxy.
+func exportNetstackMetrics(m *metrics.Metrics, ns *netstack.Netstack, proxy *socks5.Server) {
 	m.NetstackSource(func() metrics.NetstackCounters {
-		s := ns.Stats()
+		s, p := ns.Stats(), proxy.Stats()
 		return metrics.NetstackCounters{
 			UDPFlows:              s.UDPTracked,
 			UDPEvicted:            s.UDPEvicted,
 			UDPRefused:            s.UDPRefused,
-			SOCKS5Conns:           int(s.SOCKSConns),
-			SOCKS5RefusedLimit:    s.SOCKSRefusedLimit,
-			SOCKS5RefusedUDPLimit: s.SOCKSRefusedUDPLimit,
-			SOCKS5RefusedAuth:     s.SOCKSRefusedAuth,
-			SOCKS5AcceptErrors:    s.SOCKSAcceptErrors,
+			SOCKS5Conns:           int(p.Conns),
+			SOCKS5RefusedLimit:    p.RefusedLimit,
+			SOCKS5RefusedUDPLimit: p.RefusedUDPLimit,
+			SOCKS5RefusedAuth:     p.RefusedAuth,
+			SOCKS5AcceptErrors:    p.AcceptErrors,
 		}
 	})
 }

@@ -10,7 +10,7 @@ type wgDevice interface {
 	IpcGet() (string, error)
 }
 
-// routeTable is the kernel routing state of a TUN relay. *tun.RouteManager
+// routeTable is the kernel routing state of a TUN relay. *netlink.RouteManager
 // implements it; a netstack relay has none (nil). SetPeer refuses a prefix
 // that another peer holds and, when a netlink call fails, still records the
 // peer's new state (EnsureRules converges to it later).

@@ -1,7 +1,7 @@
 // Package depscheck enforces which package may import which: the pure
 // packages (listed in pure: the core under internal/core, the simulator,
 // the WAN emulator's model) stay free of I/O and heavy dependencies,
-// gVisor stays behind internal/dataplane/tun, client-go behind the
+// gVisor stays behind internal/dataplane/netstack, client-go behind the
 // Kubernetes packages (internal/kube), where each side of the federation
 // uses only its own packages and the shared ones, and the Kubernetes
 // packages keep off the admin HTTP package (kubeadmin_test.go). It also
@@ -51,7 +51,7 @@ var forbiddenAnywhere = []string{"gvisor.dev/", "golang.zx2c4.com/wireguard", "k
 
 // confined maps a dependency prefix to the package prefixes allowed to import it directly.
 var confined = map[string][]string{
-	"gvisor.dev/": {module + "/internal/dataplane/tun"},
+	"gvisor.dev/": {module + "/internal/dataplane/netstack"},
 	// Kubernetes stays in the controllers (internal/kube/...), the API types
 	// (api/, apimachinery only) and test tooling that drives real API
 	// servers: the relay's core and shells never see it.
@@ -62,7 +62,7 @@ var confined = map[string][]string{
 	module + "/api/":       {module + "/internal/kube/", module + "/test/", module + "/api/"},
 	// The kernel shells, and the real-Liqo lab's load balancer (routes in
 	// the lab's underlay router).
-	"github.com/vishvananda/netlink": {module + "/internal/dataplane/tun", module + "/internal/dataplane/liqonet", module + "/internal/testbed/netns", module + "/test/liqo/labservices"},
+	"github.com/vishvananda/netlink": {module + "/internal/dataplane/netlink", module + "/internal/dataplane/liqonet", module + "/internal/testbed/netns", module + "/test/liqo/labservices"},
 	// nftables over netlink: the relay programs its Liqo table without the
 	// nft binary (the image is scratch).
 	"github.com/google/nftables": {module + "/internal/dataplane/liqonet"},

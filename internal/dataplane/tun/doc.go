@@ -1,8 +1,9 @@
-// Package tun holds the devices packets enter and leave by: a kernel TUN
-// interface, a gVisor userspace netstack (a subnet router that terminates the
-// relay's own overlay addresses and forwards exported destinations to the
-// host network), and, in the tuntest subpackage, an in-memory pair for tests.
+// Package tun creates the relay's kernel TUN device, a
+// golang.zx2c4.com/wireguard/tun.Device with the kernel's segmentation
+// offloads where it has them, and, in the tuntest subpackage, holds an
+// in-memory pair of devices for tests.
 //
-// Every device implements golang.zx2c4.com/wireguard/tun.Device. This is the
-// only package of the module allowed to import gVisor.
+// The device's addresses, routes and policy rules are set by
+// internal/dataplane/netlink; the userspace device is
+// internal/dataplane/netstack.
 package tun

@@ -13,10 +13,10 @@ import (
 // kernel supports them, TCP and UDP segmentation offloads (the returned
 // device's BatchSize is then above 1). The device is created in the network
 // namespace of the calling thread and is down with no address: configure it
-// with NewRouteManager. Closing the device deletes the link.
+// with netlink.NewRouteManager. Closing the device deletes the link.
 func CreateKernel(name string, mtu int) (wgtun.Device, error) {
-	if name == "" || len(name) > rtMaxLinkName {
-		return nil, fmt.Errorf("create tun %q: name must be 1 to %d bytes", name, rtMaxLinkName)
+	if name == "" || len(name) > maxLinkName {
+		return nil, fmt.Errorf("create tun %q: name must be 1 to %d bytes", name, maxLinkName)
 	}
 	if mtu < 68 || mtu > 65535 {
 		return nil, fmt.Errorf("create tun %q: mtu %d outside [68, 65535]", name, mtu)

@@ -11,5 +11,5 @@ import (
 // CreateKernel is only implemented on Linux; elsewhere use the netstack
 // device.
 func CreateKernel(name string, mtu int) (wgtun.Device, error) {
-	return nil, fmt.Errorf("create tun %q: %w", name, ErrRoutesUnsupported)
+	return nil, fmt.Errorf("create tun %q: %w", name, ErrUnsupported)
 }
