@@ -297,7 +297,7 @@ func (m *Manager) teardown() error {
 	if err := m.nft.remove(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := m.deleteRules(nil); err != nil {
+	if err := m.deleteRules(); err != nil {
 		errs = append(errs, err)
 	}
 	for _, t := range []int{m.opts.InTable, m.opts.ConsumerTable} {

@@ -3,13 +3,14 @@
 package liqonet
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	rtnl "github.com/liqo-relay/relay/internal/dataplane/netlink"
 )
 
 // ruleSpecs returns the relay's rules, in priority order from base: pinned
@@ -56,18 +57,9 @@ func (m *Manager) isOurs(r netlink.Rule) bool {
 	return false
 }
 
-// sameRule reports whether listed rule r is spec at spec's priority.
-func sameRule(r netlink.Rule, spec *netlink.Rule) bool {
-	if r.Priority != spec.Priority || r.Table != spec.Table || r.Mark != spec.Mark || r.IifName != spec.IifName || r.IPProto != spec.IPProto {
-		return false
-	}
-	if (r.Dst == nil) != (spec.Dst == nil) || r.Dst != nil && r.Dst.String() != spec.Dst.String() {
-		return false
-	}
-	if (r.Sport == nil) != (spec.Sport == nil) || r.Sport != nil && *r.Sport != *spec.Sport {
-		return false
-	}
-	return true
+// rules is the relay's Liqo rule set: the IPv4 rules isOurs recognizes.
+func (m *Manager) rules() rtnl.RuleSet {
+	return rtnl.RuleSet{Handle: m.h, Family: netlink.FAMILY_V4, Ours: m.isOurs}
 }
 
 // ensureRules makes our rules exist, once each, at consecutive priorities
@@ -78,9 +70,10 @@ func sameRule(r netlink.Rule, spec *netlink.Rule) bool {
 // Rules looking up the relay's own Table that are not ours (the TUN route
 // manager's) are not foreign. Called with m.mu held.
 func (m *Manager) ensureRules(started bool) (moved bool, err error) {
-	rules, err := m.h.RuleList(netlink.FAMILY_V4)
+	set := m.rules()
+	rules, err := set.List()
 	if err != nil {
-		return false, fmt.Errorf("liqo: list rules: %w", err)
+		return false, fmt.Errorf("liqo: %w", err)
 	}
 	n := len(m.ruleSpecs(0))
 	foreign := -1
@@ -94,32 +87,15 @@ func (m *Manager) ensureRules(started bool) (moved bool, err error) {
 	}
 	base := m.base
 	if foreign >= 0 && base+n-1 >= foreign {
-		base = foreign - n
-		if base < 1 {
+		b, ok := rtnl.Ahead(foreign, n)
+		if !ok {
 			return false, fmt.Errorf("liqo: rule at priority %d: %w", foreign, ErrRulesCrowded)
 		}
+		base = b
 	}
-	specs := m.ruleSpecs(base)
-	changed := false
-	for _, spec := range specs {
-		found := false
-		for _, r := range rules {
-			if sameRule(r, spec) {
-				found = true
-				break
-			}
-		}
-		if found {
-			continue
-		}
-		if err := m.h.RuleAdd(spec); err != nil && !errors.Is(err, unix.EEXIST) {
-			return changed, fmt.Errorf("liqo: add rule %s at %d: %w", spec, spec.Priority, err)
-		}
-		changed = true
-	}
-	// Add before delete: only rules equal to a spec survive.
-	if err := m.deleteRules(specs); err != nil {
-		return true, err
+	added, _, err := set.Sync(rules, m.ruleSpecs(base))
+	if err != nil {
+		return len(added) > 0, fmt.Errorf("liqo: %w", err)
 	}
 	if base != m.base {
 		m.log.Warn("moved policy rules ahead of a foreign rule", "from", m.base, "to", base, "foreign", foreign)
@@ -128,39 +104,19 @@ func (m *Manager) ensureRules(started bool) (moved bool, err error) {
 			m.reasserts++
 		}
 		moved = true
-	} else if changed && started {
+	} else if len(added) > 0 && started {
 		m.log.Warn("re-added missing policy rules", "priority", base)
 		moved = true
 	}
 	return moved, nil
 }
 
-// deleteRules deletes every rule of ours that is not one of keep.
-func (m *Manager) deleteRules(keep []*netlink.Rule) error {
-	rules, err := m.h.RuleList(netlink.FAMILY_V4)
-	if err != nil {
-		return fmt.Errorf("liqo: list rules: %w", err)
+// deleteRules deletes every rule of ours.
+func (m *Manager) deleteRules() error {
+	if err := m.rules().Clear(nil); err != nil {
+		return fmt.Errorf("liqo: %w", err)
 	}
-	var errs []error
-	for i := range rules {
-		r := rules[i]
-		if !m.isOurs(r) {
-			continue
-		}
-		kept := false
-		for _, k := range keep {
-			if sameRule(r, k) {
-				kept = true
-			}
-		}
-		if kept {
-			continue
-		}
-		if err := m.h.RuleDel(&r); err != nil && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, fmt.Errorf("liqo: delete rule %s: %w", r.String(), err))
-		}
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // ensureConsumerRoute installs the consumer route in ConsumerTable when it is
