@@ -31,9 +31,16 @@ type running struct {
 	config string // peers as status shows them: prefixes, paths, bias
 	wg     string // WireGuard's peers (agent.WireGuardPeers)
 	routes string
+	paths  string // each peer's paths as the Bind has them
 }
 
-func (b *bed) running(rt *fakeRoutes) running {
+// fakes are A's fake route table and the record of its Bind's paths.
+type fakes struct {
+	*fakeRoutes
+	paths *pathLog
+}
+
+func (b *bed) running(rt fakes) running {
 	b.t.Helper()
 	st := b.status(relayA)
 	var c strings.Builder
@@ -48,7 +55,7 @@ func (b *bed) running(rt *fakeRoutes) running {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	return running{gen: st.ConfigGeneration, config: c.String(), wg: wg, routes: rt.String()}
+	return running{gen: st.ConfigGeneration, config: c.String(), wg: wg, routes: rt.String(), paths: rt.paths.String()}
 }
 
 func (r running) diff(want running) string {
@@ -58,6 +65,7 @@ func (r running) diff(want running) string {
 	}
 	for _, f := range []struct{ name, got, want string }{
 		{"config", r.config, want.config}, {"WireGuard", r.wg, want.wg}, {"routes", r.routes, want.routes},
+		{"Bind paths", r.paths, want.paths},
 	} {
 		if f.got != f.want {
 			out = append(out, fmt.Sprintf("%s:\n%s\nwant:\n%s", f.name, f.got, f.want))
@@ -67,14 +75,24 @@ func (r running) diff(want running) string {
 }
 
 // withRoutes gives A a fake route table (the bed's relays are netstack
-// relays, which have none) and returns it.
-func (b *bed) withRoutes() *fakeRoutes {
+// relays, which have none) and a record of what its Bind is told, and
+// returns both.
+func (b *bed) withRoutes() fakes {
 	b.t.Helper()
 	rt := newFakeRoutes()
-	if err := agent.InstallRoutes(context.Background(), b.agent(relayA), rt); err != nil {
+	ctx := context.Background()
+	if err := agent.InstallRoutes(ctx, b.agent(relayA), rt); err != nil {
 		b.t.Fatal(err)
 	}
-	return rt
+	var log *pathLog
+	err := agent.InstallPaths(ctx, b.agent(relayA), func(p agent.Paths) agent.Paths {
+		log = newPathLog(p)
+		return log
+	})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return fakes{fakeRoutes: rt, paths: log}
 }
 
 func keyHex(k keys.Public) string { return hex.EncodeToString(k[:]) }

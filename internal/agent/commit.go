@@ -30,7 +30,7 @@ func (a *Agent) apply(cfg *config.Config, resolved map[string][]pathState, initi
 func (a *Agent) commit(pl *plan) {
 	a.dp.pipe.SetRules(pl.rules)
 	for _, st := range pl.removed {
-		a.dp.bind.RemovePeer(st.cfg.Name)
+		a.dp.paths.RemovePeer(st.cfg.Name)
 		a.forgetHealth(st)
 		delete(a.peers, st.cfg.Name)
 	}
@@ -44,7 +44,7 @@ func (a *Agent) commit(pl *plan) {
 			a.forgetHealth(old)
 			old = nil
 		}
-		a.dp.bind.SetPeer(name, bindPaths(st))
+		a.dp.paths.SetPeer(name, bindPaths(st))
 		if a.dp.liqo != nil {
 			if err := a.dp.liqo.setMapped(name, st.cfg.SeesUs); err != nil {
 				a.log.Error("pinning the peer's mapped sources", "peer", name, "err", err)
@@ -66,11 +66,11 @@ func (a *Agent) commit(pl *plan) {
 			}
 		}
 		a.sel.SetPeer(name, specs, failoverSettings(st.cfg.Health))
-		a.dp.bind.SetActive(name, st.active)
+		a.dp.paths.SetActive(name, st.active)
 		// SetPeer keeps the secondary path by name: st.second says what
 		// the Bind does, and the next round decides again.
 		st.second = ""
-		if s, ok := a.dp.bind.Secondary(name); ok {
+		if s, ok := a.dp.paths.Secondary(name); ok {
 			st.second = s.Name
 		}
 		a.peers[name] = st

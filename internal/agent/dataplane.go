@@ -28,6 +28,7 @@ type dataplane struct {
 	dev    *device.Device
 	wg     wgDevice // dev's UAPI: every run-time IpcSet and IpcGet goes through it
 	bind   *multipath.Bind
+	paths  pathBind // bind, as the owner loop uses it (tests wrap it)
 	pipe   *pipe.Device
 	ns     *netstack.Netstack // netstack mode
 	proxy  *socks5.Server     // netstack mode: SOCKS5 into ns
@@ -153,6 +154,7 @@ func (dp *dataplane) startWireGuard(cfg *config.Config, opts Options, log *slog.
 		innerBind = udpbind.New()
 	}
 	dp.bind = multipath.New(innerBind)
+	dp.paths = dp.bind
 	// The Bind credits received data to a path only when WireGuard writes
 	// it to the TUN side, i.e. after authentication and the replay check.
 	dp.dev = device.NewDevice(dp.bind.WrapTUN(dp.pipe), dp.bind, wireguardLogger(log))

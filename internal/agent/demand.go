@@ -14,7 +14,7 @@ import (
 // either replaces the probe: then it is not sent.
 func (a *Agent) replacedByTraffic(p health.Probe, st *peerState, i int, now time.Time) bool {
 	ps := &st.paths[i]
-	last := a.dp.bind.LastRxFrom(p.ID.Peer, ps.observed, ps.addr)
+	last := a.dp.paths.LastRxFrom(p.ID.Peer, ps.observed, ps.addr)
 	if a.mon.Demand(p, last, now) {
 		return true
 	}

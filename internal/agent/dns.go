@@ -96,7 +96,7 @@ func (a *Agent) onDNS(r resolver.Result) {
 		if touched {
 			// SetPeer keeps the active and secondary paths and a pending
 			// flowlet move, by name: st.active and st.second stay true.
-			a.dp.bind.SetPeer(p.Name, bindPaths(st))
+			a.dp.paths.SetPeer(p.Name, bindPaths(st))
 			moved = true
 		}
 	}

@@ -131,3 +131,19 @@ func MoveGap(ctx context.Context, a *Agent, peer string) (time.Duration, error) 
 	})
 	return gap, err
 }
+
+// Paths is the agent's multipath Bind seam (see pathBind).
+type Paths = pathBind
+
+// InstallPaths puts wrap(a's Bind) between a's owner loop and its Bind,
+// and first tells the wrapper every running peer's paths (SetPeer, which
+// the Bind takes as no change).
+func InstallPaths(ctx context.Context, a *Agent, wrap func(Paths) Paths) error {
+	return a.do(ctx, func() {
+		p := wrap(a.dp.paths)
+		for name, st := range a.peers {
+			p.SetPeer(name, bindPaths(st))
+		}
+		a.dp.paths = p
+	})
+}

@@ -243,7 +243,7 @@ func (a *Agent) sendProbe(p health.Probe) {
 // flushProbes sends the requests queued since the last flush, in one
 // batch where the Bind can (one sendmmsg for a whole step's probes).
 func (a *Agent) flushProbes() {
-	if err := a.dp.bind.Flush(&a.probeOut); err != nil {
+	if err := a.dp.paths.Flush(&a.probeOut); err != nil {
 		a.log.Debug("sending probes", "err", err)
 	}
 }

@@ -41,7 +41,7 @@ func (a *Agent) updateRedundancy(st *peerState, now time.Time, switched bool) {
 		a.log.Info("redundant sending", "peer", name, "mode", string(mode), "to", want, "loss", tr.Loss, "suspect", tr.Suspect, "switched", tr.Switched)
 		st.second = want
 	}
-	if pk, by := a.dp.bind.Redundant(name); pk > 0 {
+	if pk, by := a.dp.paths.Redundant(name); pk > 0 {
 		a.metrics.Redundant(name, pk, by)
 	}
 }

@@ -159,7 +159,7 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 	if err := a.dp.wg.IpcSet(fmt.Sprintf("private_key=%s\n", n.priv.Hex())); err != nil {
 		a.log.Error("key rotation: setting the next private key in WireGuard", "err", err)
 		for _, st := range a.peers {
-			a.dp.bind.HoldInitiations(st.cfg.Name, false)
+			a.dp.paths.HoldInitiations(st.cfg.Name, false)
 			st.heldAt = time.Time{}
 		}
 		return
@@ -221,7 +221,7 @@ const initiationHold = 10 * time.Second
 // from now on (bind.HoldInitiations): the peer initiates the session
 // under our new key once it has moved to it.
 func (a *Agent) holdInitiations(st *peerState, now time.Time) {
-	a.dp.bind.HoldInitiations(st.cfg.Name, true)
+	a.dp.paths.HoldInitiations(st.cfg.Name, true)
 	st.heldAt = now
 }
 
@@ -234,7 +234,7 @@ func (a *Agent) releaseHold(st *peerState, now time.Time) {
 	if last := a.lastHandshake(st); !last.After(st.heldAt) && now.Sub(st.heldAt) < initiationHold {
 		return
 	}
-	a.dp.bind.HoldInitiations(st.cfg.Name, false)
+	a.dp.paths.HoldInitiations(st.cfg.Name, false)
 	st.heldAt = time.Time{}
 }
 
@@ -251,7 +251,7 @@ func (a *Agent) notifySwitch(st *peerState) {
 		if !p.addr.IsValid() {
 			continue
 		}
-		if err := a.dp.bind.SendTo(out[:], p.addr); err != nil {
+		if err := a.dp.paths.SendTo(out[:], p.addr); err != nil {
 			a.log.Debug("key rotation notice", "peer", st.cfg.Name, "path", st.cfg.Paths[i].Name, "err", err)
 		}
 	}

@@ -1,6 +1,11 @@
 package agent
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+
+	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
+)
 
 // wgDevice is the part of wireguard-go's device the agent configures and
 // reads at run time (its UAPI). *device.Device implements it; tests wrap it
@@ -19,4 +24,42 @@ type routeTable interface {
 	RemovePeer(name string) error
 	EnsureRules() (repaired bool, err error)
 	Close() error
+}
+
+// pathSteering is the part of the multipath Bind that the owner loop
+// changes at run time: each peer's paths, which of them carries its
+// traffic (at once, or at a flowlet boundary), and whether WireGuard may
+// start handshakes. *multipath.Bind implements it.
+type pathSteering interface {
+	SetPeer(name string, paths []multipath.Path)
+	RemovePeer(name string)
+	SetActive(name string, path int)
+	Move(name string, active, secondary int, gap time.Duration)
+	HoldInitiations(name string, hold bool)
+}
+
+// pathEvidence is what the owner loop reads of the multipath Bind:
+// authenticated receive counters by source, the last receive from a
+// peer's addresses, the secondary path and the redundant copies sent.
+type pathEvidence interface {
+	Counters(name string, srcs []multipath.Source) (multipath.Counters, bool)
+	LastRxFrom(name string, a1, a2 netip.AddrPort) time.Time
+	Secondary(name string) (multipath.Path, bool)
+	Redundant(name string) (packets, bytes uint64)
+}
+
+// probeSender sends the owner loop's probes and answers on the Bind's
+// sockets.
+type probeSender interface {
+	SendTo(pkt []byte, to netip.AddrPort) error
+	Flush(o *multipath.Outbox) error
+}
+
+// pathBind is the multipath Bind as the owner loop uses it once the data
+// plane is up; setup (the probe hooks, the clock, the TUN wrapper) uses the
+// concrete *multipath.Bind.
+type pathBind interface {
+	pathSteering
+	pathEvidence
+	probeSender
 }

@@ -15,7 +15,7 @@ import (
 func (a *Agent) steer(st *peerState, oldActive, oldSecond, active, second int) {
 	gap := a.reorderGap(st, []int{oldActive, oldSecond}, []int{active, second})
 	st.moveGap = gap
-	a.dp.bind.Move(st.cfg.Name, active, second, gap)
+	a.dp.paths.Move(st.cfg.Name, active, second, gap)
 }
 
 // reorderGap is the gap in the peer's traffic a move from the paths old to

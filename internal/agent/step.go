@@ -85,7 +85,7 @@ func (a *Agent) act(ev failover.Event, now time.Time) {
 			a.steer(st, old, secondIndex(st), i, second)
 		} else {
 			st.moveGap = 0
-			a.dp.bind.Move(ev.Peer, i, second, 0) // nothing in flight to overtake
+			a.dp.paths.Move(ev.Peer, i, second, 0) // nothing in flight to overtake
 		}
 		a.mon.SetActive(st.pathID(old), false)
 		a.mon.SetActive(st.pathID(st.active), true)
@@ -206,7 +206,7 @@ func (a *Agent) housekeep(now time.Time) {
 		a.releaseHold(st, now)
 		// One Bind lookup per peer and round, into one buffer: with many
 		// peers this loop is most of the round.
-		c, _ := a.dp.bind.Counters(name, a.srcBuf)
+		c, _ := a.dp.paths.Counters(name, a.srcBuf)
 		a.srcBuf = c.Sources
 		var rxBytes, rxPackets uint64
 		for _, src := range c.Sources {

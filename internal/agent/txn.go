@@ -156,7 +156,7 @@ func (a *Agent) undoWireGuardPeer(st, old *peerState) func() error {
 		} else {
 			// WireGuard parsed the peer's endpoint, which made the Bind
 			// create it; a peer that never was must not stay there.
-			a.dp.bind.RemovePeer(st.cfg.Name)
+			a.dp.paths.RemovePeer(st.cfg.Name)
 		}
 		return errors.Join(errs...)
 	}
