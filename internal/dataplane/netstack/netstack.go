@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"golang.zx2c4.com/wireguard/tun"
-	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
-	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/link/channel"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv6"
@@ -195,95 +193,6 @@ func newNetstack(opts Options, tuning nsTuning) (*Netstack, error) {
 	return n, nil
 }
 
-func (n *Netstack) setup(addrs []netip.Prefix, tuning nsTuning) error {
-	if err := tuning.apply(n.stack); err != nil {
-		return err
-	}
-	if err := nsErr("CreateNIC", n.stack.CreateNICWithOptions(nsNICID, n.ep, stack.NICOptions{Name: nsName})); err != nil {
-		return err
-	}
-	// Promiscuous: accept packets to any destination (the exported ones);
-	// spoofing: reply from them.
-	if err := nsErr("SetPromiscuousMode", n.stack.SetPromiscuousMode(nsNICID, true)); err != nil {
-		return err
-	}
-	if err := nsErr("SetSpoofing", n.stack.SetSpoofing(nsNICID, true)); err != nil {
-		return err
-	}
-	for i, p := range addrs {
-		if !p.IsValid() {
-			return fmt.Errorf("netstack: Addresses[%d]: invalid prefix", i)
-		}
-		a := p.Addr().Unmap()
-		proto := ipv4.ProtocolNumber
-		if a.Is6() {
-			proto = ipv6.ProtocolNumber
-		}
-		pa := tcpip.ProtocolAddress{
-			Protocol:          proto,
-			AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFromSlice(a.AsSlice()), PrefixLen: p.Bits()},
-		}
-		if err := nsErr(fmt.Sprintf("AddProtocolAddress(%s)", p), n.stack.AddProtocolAddress(nsNICID, pa, stack.AddressProperties{})); err != nil {
-			return err
-		}
-		n.own = append(n.own, a)
-	}
-	// Everything leaves through the one NIC: WireGuard decides the peer.
-	n.stack.SetRouteTable([]tcpip.Route{
-		{Destination: header.IPv4EmptySubnet, NIC: nsNICID},
-		{Destination: header.IPv6EmptySubnet, NIC: nsNICID},
-	})
-	tcpFwd := tcp.NewForwarder(n.stack, tuning.forwarderRcvWnd, nsTCPMaxInFlight, n.forwardTCP)
-	n.stack.SetTransportProtocolHandler(tcp.ProtocolNumber, n.demux(tcpFwd.HandlePacket))
-	udpFwd := udp.NewForwarder(n.stack, n.forwardUDP)
-	n.stack.SetTransportProtocolHandler(udp.ProtocolNumber, n.demux(udpFwd.HandlePacket))
-	return nil
-}
-
-// demux wraps a forwarder: it sees only packets no endpoint claimed.
-// Returning false makes the stack answer as for a closed port (TCP RST, ICMP
-// port unreachable): that is right for own addresses without a listener and
-// for destinations that are not exported.
-func (n *Netstack) demux(fwd func(stack.TransportEndpointID, *stack.PacketBuffer) bool) func(stack.TransportEndpointID, *stack.PacketBuffer) bool {
-	return func(id stack.TransportEndpointID, pkt *stack.PacketBuffer) bool {
-		dst := nsAddr(id.LocalAddress)
-		if n.isOwn(dst) || !n.isExported(dst) {
-			return false
-		}
-		return fwd(id, pkt)
-	}
-}
-
-func nsErr(op string, err tcpip.Error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("netstack: %s: %s", op, err)
-}
-
-func nsAddr(a tcpip.Address) netip.Addr {
-	ip, _ := netip.AddrFromSlice(a.AsSlice())
-	return ip
-}
-
-func (n *Netstack) isOwn(a netip.Addr) bool {
-	for _, o := range n.own {
-		if o == a {
-			return true
-		}
-	}
-	return false
-}
-
-func (n *Netstack) isExported(a netip.Addr) bool {
-	for _, p := range n.exports {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
 // spawn runs f on a goroutine Close waits for. It returns false, without
 // running f, once Close has begun.
 func (n *Netstack) spawn(f func()) bool {
@@ -342,103 +251,6 @@ func (n *Netstack) Events() <-chan tun.Event { return n.events }
 
 // BatchSize is the most packets one Read returns.
 func (n *Netstack) BatchSize() int { return nsReadBatch }
-
-// Read blocks until the stack emits at least one packet, then returns as many
-// as are queued and fit in bufs, each copied to bufs[i][offset:].
-func (n *Netstack) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
-	if len(bufs) == 0 {
-		return 0, nil
-	}
-	pkt := n.ep.ReadContext(n.ctx)
-	if pkt == nil {
-		return 0, os.ErrClosed
-	}
-	count := 0
-	for {
-		size, err := nsCopyPacket(bufs[count][offset:], pkt)
-		pkt.DecRef()
-		if err != nil {
-			return count, err
-		}
-		sizes[count] = size
-		count++
-		if count == len(bufs) {
-			return count, nil
-		}
-		if pkt = n.ep.Read(); pkt == nil {
-			return count, nil
-		}
-	}
-}
-
-func nsCopyPacket(dst []byte, pkt *stack.PacketBuffer) (int, error) {
-	if pkt.Size() > len(dst) {
-		return 0, fmt.Errorf("netstack: packet of %d bytes into buffer of %d: %w", pkt.Size(), len(dst), io.ErrShortBuffer)
-	}
-	size := 0
-	for _, s := range pkt.AsSlices() {
-		size += copy(dst[size:], s)
-	}
-	return size, nil
-}
-
-// Write delivers each bufs[i][offset:] to the stack. Packets to destinations
-// that are neither own nor exported, malformed packets and ICMP echo
-// requests to exported (not own) destinations are dropped and counted.
-func (n *Netstack) Write(bufs [][]byte, offset int) (int, error) {
-	select {
-	case <-n.ctx.Done():
-		return 0, os.ErrClosed
-	default:
-	}
-	for _, b := range bufs {
-		if len(b) <= offset {
-			continue
-		}
-		pkt := b[offset:]
-		proto, ok := n.admit(pkt)
-		if !ok {
-			n.stats.filtered.Add(1)
-			continue
-		}
-		pb := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(pkt)})
-		n.ep.InjectInbound(proto, pb)
-		pb.DecRef()
-	}
-	return len(bufs), nil
-}
-
-// admit decides whether an inbound packet may enter the stack.
-func (n *Netstack) admit(pkt []byte) (tcpip.NetworkProtocolNumber, bool) {
-	var dst netip.Addr
-	var proto tcpip.NetworkProtocolNumber
-	echo := false
-	switch pkt[0] >> 4 {
-	case 4:
-		if len(pkt) < header.IPv4MinimumSize {
-			return 0, false
-		}
-		dst = netip.AddrFrom4([4]byte(pkt[16:20]))
-		proto = ipv4.ProtocolNumber
-		ihl := int(pkt[0]&0xf) * 4
-		echo = pkt[9] == uint8(header.ICMPv4ProtocolNumber) && len(pkt) > ihl && pkt[ihl] == uint8(header.ICMPv4Echo)
-	case 6:
-		if len(pkt) < header.IPv6MinimumSize {
-			return 0, false
-		}
-		dst = netip.AddrFrom16([16]byte(pkt[24:40]))
-		proto = ipv6.ProtocolNumber
-		echo = pkt[6] == uint8(header.ICMPv6ProtocolNumber) && len(pkt) > header.IPv6MinimumSize && pkt[header.IPv6MinimumSize] == uint8(header.ICMPv6EchoRequest)
-	default:
-		return 0, false
-	}
-	if n.isOwn(dst) {
-		return proto, true
-	}
-	// Promiscuous mode would let the stack answer echo for any accepted
-	// destination, claiming a host is up when only the relay is: drop.
-	return proto, !echo && n.isExported(dst)
-}
 
 // Close shuts the device down: it stops accepting flows, closes every
 // connection it forwards, waits for its goroutines, then tears down the
