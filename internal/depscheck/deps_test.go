@@ -28,6 +28,7 @@ const module = "github.com/liqo-relay/relay"
 // goroutines, gVisor, wireguard-go or client-go.
 var pure = []string{
 	module + "/internal/core/config",
+	module + "/internal/core/engine",
 	module + "/internal/core/failover",
 	module + "/internal/testbed/sim",
 	module + "/internal/core/health",

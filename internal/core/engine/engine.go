@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/liqo-relay/relay/internal/core/failover"
+	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/keys"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Self is our running public key (Engine.SetSelf changes it).
+	Self keys.Public
+	// Rand jitters the probe schedule; seed it for reproducible runs.
+	Rand health.Rand
+	// Selection are the selector's defaults, for peers set without their
+	// own.
+	Selection failover.Settings
+	// Facts is read while stepping; nil knows nothing (NoFacts).
+	Facts Facts
+}
+
+// Engine is the decision state of one relay. One goroutine owns it.
+type Engine struct {
+	self  keys.Public
+	facts Facts
+	mon   *health.Monitor
+	sel   *failover.Selector
+	peers map[string]*peer
+
+	// lastHousekeep dates passive evidence (Housekeep).
+	lastHousekeep time.Time
+	// observed is set when the index of path addresses changed in this
+	// step.
+	observed bool
+
+	ready      Ready
+	dueBuf     []health.Probe
+	transBuf   []health.Transition
+	changedBuf []health.PathID
+}
+
+// New returns an engine with no peers.
+func New(o Options) *Engine {
+	if o.Facts == nil {
+		o.Facts = NoFacts{}
+	}
+	return &Engine{
+		self:  o.Self,
+		facts: o.Facts,
+		mon:   health.NewMonitor(o.Rand),
+		sel:   failover.New(o.Selection),
+		peers: map[string]*peer{},
+	}
+}
+
+// SetSelf changes our running public key (a key rotation switched it).
+func (e *Engine) SetSelf(k keys.Public) { e.self = k }
+
+// Step feeds one input at now and returns what the shell must do. The
+// Ready is valid until the next Step.
+func (e *Engine) Step(now time.Time, in Input) *Ready {
+	e.ready.reset()
+	e.observed = false
+	switch in := in.(type) {
+	case Tick:
+		e.tick(now)
+	case Reply:
+		e.reply(in)
+	case Housekeep:
+		e.housekeep(in, now)
+	case Stall:
+		e.mon.Stalled(in.Late, now)
+	case SetPeer:
+		e.setPeer(in, now)
+	case RemovePeer:
+		e.removePeer(in.Name)
+	case SetAddr:
+		e.setAddr(in, now)
+	case HoldAll:
+		e.holdAll(now)
+	case ReleaseAll:
+		e.releaseAll()
+	case PeerKeyMoved:
+		e.peerKeyMoved(in)
+	}
+	e.ready.Observed = e.observed
+	return &e.ready
+}
+
+// NextDeadline is when the engine next needs a Tick (zero: only inputs
+// wake it).
+func (e *Engine) NextDeadline() time.Time { return e.mon.NextDeadline() }
+
+// tick sends the probes that are due, unless traffic replaced them, then
+// takes the monitor's transitions to the selector and carries out the
+// selector's decisions.
+func (e *Engine) tick(now time.Time) {
+	e.dueBuf = e.mon.Due(now, e.dueBuf[:0])
+	for _, pr := range e.dueBuf {
+		p, i := e.probePath(pr.ID)
+		if p != nil {
+			if e.replacedByTraffic(pr, p, i, now) {
+				continue
+			}
+			if a := p.spec.Paths[i].Addr; a.IsValid() {
+				e.ready.Probes = append(e.ready.Probes, Probe{Probe: pr, To: a, Path: i})
+			}
+		}
+		e.ready.Due = append(e.ready.Due, pr)
+	}
+	e.transBuf = e.mon.Tick(now, e.transBuf[:0])
+	for _, t := range e.transBuf {
+		p, i := e.probePath(t.ID)
+		if p == nil {
+			continue
+		}
+		e.ready.Paths = append(e.ready.Paths, PathChange{Peer: t.ID.Peer, Path: p.spec.Paths[i].Name, Up: t.Up})
+		e.observe(p, i, now)
+		e.updateRedundancy(p, now, false) // the second-best path may have changed
+	}
+	for _, ev := range e.sel.Tick(now) {
+		e.act(ev, now)
+	}
+}
+
+// probePath finds the peer and index of path id; nil if gone.
+func (e *Engine) probePath(id health.PathID) (*peer, int) {
+	p, ok := e.peers[id.Peer]
+	if !ok {
+		return nil, -1
+	}
+	i := p.indexOfSlot(id.Path)
+	if i < 0 {
+		return nil, -1
+	}
+	return p, i
+}
+
+// observe feeds a path's current health into the selector.
+func (e *Engine) observe(p *peer, i int, now time.Time) {
+	s, ok := e.mon.Stats(p.id(i))
+	if !ok {
+		return
+	}
+	e.sel.Observe(p.spec.Name, p.spec.Paths[i].Name, failover.Observation{Up: s.State == health.Up, SRTT: s.SRTT, Loss: s.Loss, LastRTT: s.LastRTT}, now)
+}
