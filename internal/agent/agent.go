@@ -18,7 +18,7 @@ import (
 	"github.com/liqo-relay/relay/internal/control/dnsserver"
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
-	"github.com/liqo-relay/relay/internal/core/failover"
+	"github.com/liqo-relay/relay/internal/core/engine"
 	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/core/status"
@@ -97,17 +97,15 @@ type Agent struct {
 	services map[string][]netip.Addr // Services the DNS responder answers for (dnsserver.go)
 	gen      int
 	peers    map[string]*peerState
-	mon      *health.Monitor
-	sel      *failover.Selector
+	eng      *engine.Engine // every decision (ready.go carries them out)
 	events   eventLog
 	next     *ownNext              // our staged next key, nil when none (rotation.go)
 	pings    map[pingKey]*pingWait // outstanding `relay ping` probes by peer and nonce (ping.go)
-	dueBuf   []health.Probe
-	// lastHousekeep is when housekeep last ran (passive evidence dating).
-	lastHousekeep time.Time
-	transBuf      []health.Transition
-	changedBuf    []health.PathID    // housekeeping: paths whose stats moved (housemetrics.go)
-	srcBuf        []multipath.Source // housekeeping: one peer's Bind counters at a time
+	// Housekeeping buffers, kept between rounds.
+	changedBuf []engine.PathIndex // paths whose stats moved (housemetrics.go)
+	srcBuf     []multipath.Source // one peer's Bind counters at a time
+	engSrc     []engine.Source    // every peer's sources for the engine
+	trafficBuf []engine.Traffic
 
 	// Shared with the Bind's receive goroutines (probe handling).
 	probes atomic.Pointer[probeIndex]
@@ -190,28 +188,33 @@ func (opts Options) withDefaults() Options {
 }
 
 // newAgent returns the agent's state for cfg before anything is built:
-// its monitor, selector, channels and a random boot epoch.
+// its engine, channels and a random boot epoch.
 func newAgent(cfg *config.Config, opts Options) (*Agent, error) {
 	var eb [8]byte
 	if _, err := rand.Read(eb[:]); err != nil {
 		return nil, fmt.Errorf("reading randomness for the boot epoch: %w", err)
 	}
-	return &Agent{
+	a := &Agent{
 		log:     opts.Logger.With("component", "agent"),
 		clock:   opts.Clock,
 		opts:    opts,
 		metrics: opts.Metrics,
 		epoch:   binary.LittleEndian.Uint64(eb[:]) | 1,
 		peers:   map[string]*peerState{},
-		mon:     health.NewMonitor(newRand()),
-		sel:     failover.New(failoverSettings(cfg.Health)),
 		pings:   map[pingKey]*pingWait{},
 		replyc:  make(chan probeReply, 1024),
 		reloadc: make(chan reloadReq),
 		callc:   make(chan func()),
 		stopped: make(chan struct{}),
 		name:    cfg.Name,
-	}, nil
+	}
+	a.eng = engine.New(engine.Options{
+		Self:      cfg.PrivateKey.PublicKey(),
+		Rand:      newRand(),
+		Selection: failoverSettings(cfg.Health),
+		Facts:     facts{a},
+	})
+	return a, nil
 }
 
 // startDataplane opens the listeners on a.dp (the DNS responder, the

@@ -2,16 +2,18 @@ package agent
 
 import (
 	"net/netip"
-	"time"
 
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/engine"
 	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 )
 
-// peerState is the owner goroutine's view of one peer.
+// peerState is the owner goroutine's view of one peer: what WireGuard,
+// the probes and the metrics need. Its decision state (active path,
+// reachability, session start, holds) lives in the engine.
 type peerState struct {
 	// cfg is the peer as WireGuard runs it: PublicKey is the key its
 	// WireGuard peer has (once the peer switched to its NextPublicKey, that
@@ -20,30 +22,19 @@ type peerState struct {
 	key *health.PeerKey
 	// nextKey is the probe key under the peer's NextPublicKey while one is
 	// staged: it authenticates the peer's switch notice (rotation.go).
-	nextKey   *health.PeerKey
-	paths     []pathState
-	active    int  // config index of the path WireGuard's traffic takes
-	started   bool // the first path came up and the first handshake went out
-	hsReason  string
-	deferred  *deferredHandshake // a handshake we leave to the peer first
-	slots     []int              // config index -> stable path slot (health ids, probe path field)
-	nextSlot  int
-	reachable bool
-	// heldAt is when we started holding our handshake initiations to the
-	// peer after a key switch; zero when not held (rotation.go).
-	heldAt   time.Time
-	rxSeen   map[netip.AddrPort]uint64 // passive evidence: packets seen per source
-	traffic  trafficState              // idleness (demand.go)
-	dup      failover.Duplicator       // redundant sending (redundancy.go)
-	second   string                    // the path copies go to; "" none
-	moveGap  time.Duration             // the reorder gap of the last move (steer.go)
-	bytesPub bytesPub                  // the byte counters last published (housemetrics.go)
+	nextKey *health.PeerKey
+	paths   []pathState
+	// carried is set in a plan: what the engine will keep of the running
+	// peer when the plan commits (engine.Carried), with which WireGuard's
+	// keepalive and the routes are planned. A running peer's own state is
+	// the engine's (Agent.view).
+	carried  carried
+	bytesPub bytesPub // the byte counters last published (housemetrics.go)
 }
 
 type pathState struct {
-	addr     netip.AddrPort // resolved endpoint; invalid when resolution failed
-	err      string         // why addr is invalid
-	observed netip.AddrPort // where this path's answers come from (differs behind NAT)
+	addr netip.AddrPort // resolved endpoint; invalid when resolution failed
+	err  string         // why addr is invalid
 	// sent is the path's probes-sent counter, looked up at its first
 	// probe. A peerState (with its paths) is new whenever the path's
 	// series may have been removed (commit), so it never outlives them.
@@ -58,6 +49,32 @@ type pathState struct {
 	statsPub pathStatsPub
 	stats    metrics.PathStatsSeries
 	hasStats bool
+}
+
+// carried is whether a peer's session has started and whether it is
+// reachable.
+type carried struct{ started, reachable bool }
+
+// view is the engine's state of a running peer.
+func (a *Agent) view(st *peerState) carried {
+	v, _ := a.eng.Peer(st.cfg.Name)
+	return carried{started: v.Started, reachable: v.Reachable}
+}
+
+// spec is the peer as the engine decides for it.
+func (st *peerState) spec() engine.PeerSpec {
+	s := engine.PeerSpec{
+		Name:      st.cfg.Name,
+		PublicKey: st.cfg.PublicKey,
+		Probing:   healthSettings(st.cfg.Health),
+		Selection: failoverSettings(st.cfg.Health),
+		Keepalive: st.cfg.PersistentKeepalive != 0,
+		Paths:     make([]engine.PathSpec, len(st.cfg.Paths)),
+	}
+	for i, p := range st.cfg.Paths {
+		s.Paths[i] = engine.PathSpec{Name: p.Name, Bias: p.Bias, Addr: st.paths[i].addr}
+	}
+	return s
 }
 
 func bindPaths(st *peerState) []multipath.Path {
@@ -84,44 +101,4 @@ func pathIndex(st *peerState, name string) int {
 		}
 	}
 	return -1
-}
-
-// assignSlots gives every path of st a stable slot: a path keeps its slot
-// across reloads as long as its name stays, so reordering paths keeps their
-// health history and in-flight probes stay attributable.
-func assignSlots(st, old *peerState) {
-	st.slots = make([]int, len(st.cfg.Paths))
-	if old != nil {
-		st.nextSlot = old.nextSlot
-	}
-	for i, p := range st.cfg.Paths {
-		st.slots[i] = -1
-		if old != nil {
-			if j := pathIndex(old, p.Name); j >= 0 {
-				st.slots[i] = old.slots[j]
-				st.paths[i].observed = old.paths[j].observed
-			}
-		}
-	}
-	for i := range st.slots {
-		if st.slots[i] < 0 {
-			st.slots[i] = st.nextSlot
-			st.nextSlot++
-		}
-	}
-}
-
-// indexOfSlot maps a slot back to the config index, or -1.
-func (st *peerState) indexOfSlot(slot int) int {
-	for i, s := range st.slots {
-		if s == slot {
-			return i
-		}
-	}
-	return -1
-}
-
-// pathID is the health monitor's id of the path at config index i.
-func (st *peerState) pathID(i int) health.PathID {
-	return health.PathID{Peer: st.cfg.Name, Path: st.slots[i]}
 }

@@ -101,7 +101,7 @@ func keyHex(k keys.Public) string { return hex.EncodeToString(k[:]) }
 // persistent keepalive of every peer. A relay turns a peer's keepalive on
 // only once its session has started, and the relay with the larger public
 // key leaves the first handshake to its peer for a second (see
-// handshakeDeferral in step.go) before doing so: for that second a peer
+// engine.HandshakeDeferral) before doing so: for that second a peer
 // can have a session and still no keepalive. A test that compares
 // WireGuard's state before and after something must take its "before"
 // once this has settled, or it sees the keepalive arrive in between.

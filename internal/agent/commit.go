@@ -4,8 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/liqo-relay/relay/internal/core/config"
-
-	"github.com/liqo-relay/relay/internal/core/failover"
+	"github.com/liqo-relay/relay/internal/core/engine"
 )
 
 // apply makes cfg the running configuration, all or nothing: prepare checks
@@ -28,52 +27,25 @@ func (a *Agent) apply(cfg *config.Config, resolved map[string][]pathState, initi
 
 // commit makes pl the running state. Nothing in it can fail.
 func (a *Agent) commit(pl *plan) {
+	now := a.clock.Now()
 	a.dp.pipe.SetRules(pl.rules)
 	for _, st := range pl.removed {
 		a.dp.paths.RemovePeer(st.cfg.Name)
-		a.forgetHealth(st)
+		a.carryOut(a.eng.Step(now, engine.RemovePeer{Name: st.cfg.Name}))
 		delete(a.peers, st.cfg.Name)
 	}
 	for _, st := range pl.changed {
 		name := st.cfg.Name
-		old := a.old(name)
-		if old != nil && a.rekeyed(st) {
-			// A new WireGuard peer: its paths start their health afresh.
-			// The Bind keeps the peer: WireGuard's new peer already holds
-			// its endpoint.
-			a.forgetHealth(old)
-			old = nil
-		}
+		// Under a new key the Bind keeps the peer: WireGuard's new peer
+		// already holds its endpoint.
 		a.dp.paths.SetPeer(name, bindPaths(st))
 		if a.dp.liqo != nil {
 			if err := a.dp.liqo.setMapped(name, st.cfg.SeesUs); err != nil {
 				a.log.Error("pinning the peer's mapped sources", "peer", name, "err", err)
 			}
 		}
-		hs := healthSettings(st.cfg.Health)
-		specs := make([]failover.PathSpec, len(st.cfg.Paths))
-		for i, p := range st.cfg.Paths {
-			specs[i] = failover.PathSpec{Name: p.Name, Bias: p.Bias}
-			a.mon.SetPath(st.pathID(i), hs)
-			a.mon.SetActive(st.pathID(i), i == st.active)
-		}
-		if old != nil {
-			for j, p := range old.cfg.Paths {
-				if pathIndex(st, p.Name) < 0 {
-					a.mon.RemovePath(old.pathID(j))
-					a.metrics.RemovePath(name, p.Name)
-				}
-			}
-		}
-		a.sel.SetPeer(name, specs, failoverSettings(st.cfg.Health))
-		a.dp.paths.SetActive(name, st.active)
-		// SetPeer keeps the secondary path by name: st.second says what
-		// the Bind does, and the next round decides again.
-		st.second = ""
-		if s, ok := a.dp.paths.Secondary(name); ok {
-			st.second = s.Name
-		}
 		a.peers[name] = st
+		a.carryOut(a.eng.Step(now, engine.SetPeer{Spec: st.spec(), Initial: pl.initial}))
 	}
 	a.cfg = pl.cfg
 	a.gen++
@@ -88,13 +60,4 @@ func (a *Agent) commit(pl *plan) {
 			a.opts.LogLevel.Set(level)
 		}
 	}
-}
-
-// forgetHealth drops a peer's health, selection and metrics state.
-func (a *Agent) forgetHealth(st *peerState) {
-	for i := range st.cfg.Paths {
-		a.mon.RemovePath(st.pathID(i))
-	}
-	a.sel.RemovePeer(st.cfg.Name)
-	a.metrics.RemovePeer(st.cfg.Name)
 }

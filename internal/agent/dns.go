@@ -5,9 +5,9 @@ import (
 	"net/netip"
 	"reflect"
 	"slices"
-	"time"
 
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/engine"
 	"github.com/liqo-relay/relay/internal/resolver"
 )
 
@@ -66,7 +66,7 @@ func (a *Agent) dnsChanged(ctx context.Context, r resolver.Result) {
 // onDNS moves every path whose endpoint is r.Host to r's address, on the
 // owner goroutine. WireGuard is not touched: the session does not depend
 // on the address, the Bind sends to the path's new address from the next
-// packet on. The path's health estimates restart (see restartPath).
+// packet on. The path's health estimates restart (engine.SetAddr).
 func (a *Agent) onDNS(r resolver.Result) {
 	now := a.clock.Now()
 	moved := false
@@ -88,14 +88,14 @@ func (a *Agent) onDNS(r resolver.Result) {
 			}
 			a.log.Info("path endpoint moved", "peer", p.Name, "path", path.Name, "host", r.Host,
 				"from", ps.addr, "to", addr, "dns", r.State.String())
-			ps.addr, ps.observed = addr, netip.AddrPort{}
+			ps.addr = addr
 			a.metrics.DNSEndpointChange()
-			a.restartPath(st, i, now)
+			a.carryOut(a.eng.Step(now, engine.SetAddr{Peer: p.Name, Path: i, Addr: addr}))
 			touched = true
 		}
 		if touched {
 			// SetPeer keeps the active and secondary paths and a pending
-			// flowlet move, by name: st.active and st.second stay true.
+			// flowlet move, by name, as the engine has them.
 			a.dp.paths.SetPeer(p.Name, bindPaths(st))
 			moved = true
 		}
@@ -103,21 +103,6 @@ func (a *Agent) onDNS(r resolver.Result) {
 	if moved {
 		a.publishProbeIndex()
 	}
-}
-
-// restartPath gives path i of st a fresh health history: a new slot (so
-// answers still in flight from the old address are not counted), down
-// until probes at the new address bring it up. The selector sees it down
-// at once and moves traffic to another path if there is one.
-func (a *Agent) restartPath(st *peerState, i int, now time.Time) {
-	old := st.pathID(i)
-	st.slots[i] = st.nextSlot
-	st.nextSlot++
-	a.mon.SetPath(st.pathID(i), healthSettings(st.cfg.Health))
-	a.mon.SetActive(st.pathID(i), i == st.active)
-	a.mon.RemovePath(old) // after SetPath: the peer's probe state stays
-	a.metrics.PathUp(st.cfg.Name, st.cfg.Paths[i].Name, false)
-	a.observe(st, i, now)
 }
 
 // endpointOf is path's endpoint under r, and the lookup error to show.

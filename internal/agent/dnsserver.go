@@ -59,17 +59,17 @@ func (a *Agent) publishDNSView() {
 		Services: a.services,
 	}
 	for _, p := range a.cfg.Peers {
-		st, ok := a.peers[p.Name]
-		if !ok {
+		if _, ok := a.peers[p.Name]; !ok {
 			continue
 		}
+		active, reachable := a.eng.Reach(p.Name)
 		c := dnsserver.Cluster{
 			Name: p.Name, Overlay: overlayAddrs(a.cfg.Addresses, p.Prefixes),
-			Routes: p.Prefixes, Healthy: st.reachable,
+			Routes: p.Prefixes, Healthy: reachable,
 		}
-		if st.reachable {
-			if s, ok := a.mon.Stats(st.pathID(st.active)); ok {
-				c.Cost = s.SRTT + p.Paths[st.active].Bias
+		if reachable {
+			if s, ok := a.eng.Stats(p.Name, active); ok {
+				c.Cost = s.SRTT + p.Paths[active].Bias
 			}
 		}
 		v.Peers = append(v.Peers, c)

@@ -40,7 +40,7 @@ func InstallRoutes(ctx context.Context, a *Agent, rt RouteTable) error {
 	var err error
 	derr := a.do(ctx, func() {
 		for name, st := range a.peers {
-			if e := rt.SetPeer(name, st.cfg.Prefixes, st.reachable); e != nil && err == nil {
+			if e := rt.SetPeer(name, st.cfg.Prefixes, a.view(st).reachable); e != nil && err == nil {
 				err = e
 			}
 		}
@@ -121,12 +121,12 @@ func DNSServerAddrs(a *Agent) []netip.AddrPort {
 }
 
 // MoveGap is the reorder gap the last move of peer's traffic waited for
-// (steer.go): 0 when it moved at once.
+// (engine.Move): 0 when it moved at once.
 func MoveGap(ctx context.Context, a *Agent, peer string) (time.Duration, error) {
 	var gap time.Duration
 	err := a.do(ctx, func() {
-		if st, ok := a.peers[peer]; ok {
-			gap = st.moveGap
+		if v, ok := a.eng.Peer(peer); ok {
+			gap = v.MoveGap
 		}
 	})
 	return gap, err

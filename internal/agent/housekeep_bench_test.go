@@ -47,7 +47,7 @@ func BenchmarkHousekeep250Peers(b *testing.B) {
 	}
 	b.Cleanup(a.Close)
 	now := time.Unix(1000, 0)
-	for range 30 { // past peerIdleAfter: every peer idle, as in scale-star
+	for range 30 { // past engine.PeerIdleAfter: every peer idle, as in scale-star
 		now = now.Add(housekeepingInterval)
 		a.housekeep(now)
 	}

@@ -34,17 +34,14 @@ func (a *Agent) publishPeerBytes(st *peerState, rx, tx uint64) {
 // (health.Monitor.StatsChanged): every new path once, then those with a
 // probe outcome.
 func (a *Agent) publishPathStats() {
-	a.changedBuf = a.mon.StatsChanged(a.changedBuf[:0])
+	a.changedBuf = a.eng.StatsChanged(a.changedBuf[:0])
 	for _, id := range a.changedBuf {
 		st, ok := a.peers[id.Peer]
-		if !ok {
+		if !ok || id.Path >= len(st.paths) {
 			continue
 		}
-		i := st.indexOfSlot(id.Path)
-		if i < 0 {
-			continue
-		}
-		s, ok := a.mon.Stats(id)
+		i := id.Path
+		s, ok := a.eng.Stats(id.Peer, i)
 		if !ok {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/engine"
 	"github.com/liqo-relay/relay/internal/core/health"
 )
 
@@ -42,7 +43,7 @@ func (a *Agent) reportLateness(late time.Duration, now time.Time) {
 	a.metrics.ScheduleDelay(metrics.ScheduleWake, late)
 	if late >= minStall {
 		a.metrics.Stall(late)
-		a.mon.Stalled(late, now)
+		a.carryOut(a.eng.Step(now, engine.Stall{Late: late}))
 	}
 }
 

@@ -2,10 +2,13 @@ package agent
 
 import (
 	"math/rand/v2"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/engine"
+	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
 )
 
@@ -16,15 +19,29 @@ import (
 // detect time has passed.
 func TestLateWakeIsAStall(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
-	id := health.PathID{Peer: "b", Path: 0}
+	addr := netip.MustParseAddrPort("192.0.2.1:51820")
 	setup := func() *Agent {
-		a := &Agent{mon: health.NewMonitor(rand.New(rand.NewPCG(1, 1))), metrics: metrics.New(), clock: realClock{}}
-		a.mon.SetPath(id, health.Settings{Interval: 20 * time.Millisecond})
-		a.mon.SetActive(id, true)
-		p := a.mon.Due(t0, nil)
-		a.mon.OnReply(id, p[0].Nonce, t0.Add(time.Millisecond))
-		a.mon.Tick(t0.Add(time.Millisecond), nil)
+		a := &Agent{metrics: metrics.New(), clock: realClock{}}
+		a.eng = engine.New(engine.Options{Rand: rand.New(rand.NewPCG(1, 1)), Selection: failover.DefaultSettings()})
+		a.eng.Step(t0, engine.SetPeer{Spec: engine.PeerSpec{
+			Name: "b", Probing: health.Settings{Interval: 20 * time.Millisecond}, Selection: failover.DefaultSettings(),
+			Paths: []engine.PathSpec{{Name: "direct", Addr: addr}},
+		}})
+		p := a.eng.Step(t0, engine.Tick{}).Probes
+		if len(p) != 1 {
+			t.Fatalf("%d probes at the start, want 1", len(p))
+		}
+		a.eng.Step(t0.Add(time.Millisecond), engine.Reply{Peer: "b", Slot: p[0].ID.Path, Nonce: p[0].Nonce, From: addr, At: t0.Add(time.Millisecond)})
+		a.eng.Step(t0.Add(time.Millisecond), engine.Tick{})
 		return a
+	}
+	wentDown := func(a *Agent, at time.Time) bool {
+		for _, c := range a.eng.Step(at, engine.Tick{}).Paths {
+			if !c.Up {
+				return true
+			}
+		}
+		return false
 	}
 
 	a := setup()
@@ -33,8 +50,8 @@ func TestLateWakeIsAStall(t *testing.T) {
 	planned := t0.Add(20 * time.Millisecond)
 	woke := planned.Add(60 * time.Millisecond)
 	a.reportLateness(plan.late(woke), woke)
-	if tr := a.mon.Tick(woke, nil); len(tr) != 0 {
-		t.Fatalf("after a reported 60ms stall the path went down: %+v", tr)
+	if wentDown(a, woke) {
+		t.Fatal("after a reported 60ms stall the path went down")
 	}
 	if n, waked := stallFigures(t, a.metrics); n != 1 || waked != 1 {
 		t.Errorf("stalls %v, wake delays observed %v; want 1 and 1", n, waked)
@@ -42,8 +59,8 @@ func TestLateWakeIsAStall(t *testing.T) {
 
 	a = setup()
 	a.reportLateness(plan.late(planned.Add(100*time.Microsecond)), planned.Add(100*time.Microsecond))
-	if tr := a.mon.Tick(woke, nil); len(tr) != 1 || tr[0].Up {
-		t.Fatalf("a loop on time: want the silent path down at %v, got %+v", woke.Sub(t0), tr)
+	if !wentDown(a, woke) {
+		t.Fatalf("a loop on time: want the silent path down at %v", woke.Sub(t0))
 	}
 	if n, _ := stallFigures(t, a.metrics); n != 0 {
 		t.Error("a wake 0.1 ms late was counted as a stall")

@@ -103,7 +103,7 @@ func (a *Agent) serve(ctx context.Context) {
 		// the relay ran, not lateness (wakePlan). Since Go 1.23 Reset and
 		// Stop leave no stale tick in timer.C.
 		armed := a.clock.Now()
-		if d, ok := sleepFor(armed, a.mon.NextDeadline()); ok {
+		if d, ok := sleepFor(armed, a.eng.NextDeadline()); ok {
 			timer.Reset(d)
 			plan.arm(armed, d)
 		} else {

@@ -10,7 +10,7 @@ import (
 // fresh authenticated probe request arrived from there: the input of
 // health.Monitor.ReplacedByRequest, by which the peer's requests replace
 // our probes of an idle peer's paths. Receive goroutines write it
-// (handleProbe), the owner goroutine reads it (replacedByTraffic). Its
+// (handleProbe), the engine reads it through the agent's facts (ready.go). Its
 // address set is fixed when the probe index is built; the times carry over
 // to the next index for the addresses that stay.
 type requestTimes struct {

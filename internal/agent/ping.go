@@ -88,15 +88,16 @@ func (a *Agent) startPing(peer string) (*pingWait, error) {
 		}
 		w.results = append(w.results, r)
 	}
+	v, _ := a.eng.Peer(peer)
 	for i := range st.cfg.Paths {
-		if !st.paths[i].addr.IsValid() {
+		if !st.paths[i].addr.IsValid() || i >= len(v.Slots) {
 			continue
 		}
 		// The same counter as the health probes to this peer: the peer
 		// keeps one replay window for all our requests (docs/protocol.md).
 		// The answer is told apart by peer and nonce; the monitor never
 		// matches a ping's nonce.
-		n, ok := a.mon.NextNonce(peer)
+		n, ok := a.eng.NextNonce(peer)
 		if !ok {
 			continue // no path in the monitor: nothing to probe
 		}
@@ -104,7 +105,7 @@ func (a *Agent) startPing(peer string) (*pingWait, error) {
 		w.keys = append(w.keys, k)
 		a.pings[k] = w
 		w.left++
-		a.sendProbe(health.Probe{ID: st.pathID(i), Nonce: n})
+		a.sendProbeOn(health.Probe{ID: health.PathID{Peer: peer, Path: v.Slots[i]}, Nonce: n}, i)
 	}
 	a.flushProbes()
 	if w.left == 0 {

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -25,6 +24,8 @@ type plan struct {
 	removed []*peerState
 	// next is our own staged next key, nil when none (rotation.go).
 	next *ownNext
+	// initial marks the first configuration, applied in New.
+	initial bool
 }
 
 // old returns the running state of the peer called name, or nil.
@@ -53,7 +54,7 @@ func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, ini
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{cfg: cfg, rules: rules}
+	pl := &plan{cfg: cfg, rules: rules, initial: initial}
 	next, err := prepareNext(cfg, a.peers)
 	if err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, ini
 		if err != nil {
 			return nil, fmt.Errorf("peers[%s].publicKey: %w", p.Name, err)
 		}
-		st := &peerState{cfg: p, key: key, rxSeen: map[netip.AddrPort]uint64{}}
+		st := &peerState{cfg: p, key: key}
 		if !p.NextPublicKey.IsZero() {
 			if st.nextKey, err = health.NewPeerKey(cfg.PrivateKey, p.NextPublicKey); err != nil {
 				return nil, fmt.Errorf("peers[%s].nextPublicKey: %w", p.Name, err)
@@ -80,30 +81,7 @@ func (a *Agent) prepare(cfg *config.Config, resolved map[string][]pathState, ini
 			st.paths = a.literalPaths(p)
 		}
 		a.freshen(st)
-		assignSlots(st, old)
-		st.hsReason = "peer-added"
-		if initial {
-			st.hsReason = "startup"
-		}
-		if old != nil {
-			st.heldAt = old.heldAt // the Bind holds by name: release it in time
-			sameKey := old.cfg.PublicKey == p.PublicKey
-			if sameKey {
-				// The same WireGuard peer: its session, pending handshake
-				// and the Bind's counters stay.
-				st.started = old.started
-				st.deferred = old.deferred
-				st.rxSeen = old.rxSeen
-			}
-			st.reachable = old.reachable
-			if old.active < len(old.cfg.Paths) {
-				st.active = max(0, pathIndex(st, old.cfg.Paths[old.active].Name))
-			}
-			if path, ok := a.sel.Active(p.Name); ok && sameKey && pathIndex(st, path) >= 0 {
-				st.active = pathIndex(st, path)
-				st.reachable = true
-			}
-		}
+		st.carried.started, st.carried.reachable = a.eng.Carried(st.spec())
 		pl.changed = append(pl.changed, st)
 	}
 	for name, st := range a.peers {

@@ -9,6 +9,7 @@ import (
 	"golang.zx2c4.com/wireguard/device"
 
 	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/engine"
 	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 )
@@ -119,8 +120,13 @@ func (a *Agent) publishProbeIndex() {
 	}
 	for name, st := range a.peers {
 		addrs = addrs[:0]
-		for _, p := range st.paths {
-			for _, ap := range []netip.AddrPort{p.addr, p.observed} {
+		v, _ := a.eng.Peer(name)
+		for i, p := range st.paths {
+			var observed netip.AddrPort
+			if i < len(v.Observed) {
+				observed = v.Observed[i]
+			}
+			for _, ap := range []netip.AddrPort{p.addr, observed} {
 				if ap.IsValid() {
 					idx.pathAddrs[unmapAddrPort(ap)] = struct{}{}
 					addrs = append(addrs, ap)
@@ -233,13 +239,6 @@ func (a *Agent) enqueueReply(r probeReply) {
 	}
 }
 
-// sendProbe queues one request on path id (flushProbes sends it).
-func (a *Agent) sendProbe(p health.Probe) {
-	if st, i := a.probePath(p.ID); st != nil {
-		a.sendProbeOn(p, st, i)
-	}
-}
-
 // flushProbes sends the requests queued since the last flush, in one
 // batch where the Bind can (one sendmmsg for a whole step's probes).
 func (a *Agent) flushProbes() {
@@ -248,23 +247,11 @@ func (a *Agent) flushProbes() {
 	}
 }
 
-// probePath finds the peer and config index of path id; nil if gone.
-func (a *Agent) probePath(id health.PathID) (*peerState, int) {
-	st, ok := a.peers[id.Peer]
-	if !ok {
-		return nil, -1
-	}
-	i := st.indexOfSlot(id.Path)
-	if i < 0 {
-		return nil, -1
-	}
-	return st, i
-}
-
-// sendProbeOn queues request p on st's path i (probePath); the owner
-// sends what a step queued at its end (flushProbes).
-func (a *Agent) sendProbeOn(p health.Probe, st *peerState, i int) {
-	if !st.paths[i].addr.IsValid() {
+// sendProbeOn queues request p on path i of its peer (the engine's
+// probe); the owner sends what a step queued at its end (flushProbes).
+func (a *Agent) sendProbeOn(p health.Probe, i int) {
+	st, ok := a.peers[p.ID.Peer]
+	if !ok || i >= len(st.paths) || !st.paths[i].addr.IsValid() {
 		return
 	}
 	for _, key := range []*health.PeerKey{st.key, st.nextKey} {
@@ -285,69 +272,22 @@ func (a *Agent) sendProbeOn(p health.Probe, st *peerState, i int) {
 	ps.sent.Inc()
 }
 
-// onReply handles an authenticated probe in the owner goroutine.
+// onReply handles an authenticated probe in the owner goroutine: the
+// answer to one of our pings (ping.go), or one for the engine.
 func (a *Agent) onReply(r probeReply) {
 	if r.rot != 0 {
 		a.onRotationSignal(r)
 		return
 	}
-	st, ok := a.peers[r.peer]
-	if !ok {
-		return
-	}
-	i := st.indexOfSlot(int(r.msg.Path))
-	if i < 0 || st.answersOtherPath(i, r.from) {
-		// An answer that came over another path's socket would credit
-		// that path's RTT to this one: drop it.
-		return
-	}
 	if w, ok := a.pings[pingKey{peer: r.peer, nonce: r.msg.Nonce}]; ok {
-		w.answer(i, r.at)
-		return
-	}
-	rtt, ok := a.mon.OnReply(st.pathID(i), r.msg.Nonce, r.at)
-	if !ok {
-		return
-	}
-	// The epoch is taken only from replies that matched one of our own
-	// outstanding requests: a replay cannot fake a restart.
-	if a.mon.ObserveEpoch(r.peer, r.msg.Epoch) {
-		a.log.Info("peer restarted: starting a new handshake", "peer", r.peer)
-		a.kick(st, "peer-restarted", true, r.at)
-	}
-	if st.paths[i].observed != r.from {
-		st.paths[i].observed = r.from
-		a.publishProbeIndex() // its probes now come from there too
-	}
-	ps := &st.paths[i]
-	if !ps.hasRTT {
-		ps.rtt, ps.hasRTT = a.metrics.RTTObserverFor(r.peer, st.cfg.Paths[i].Name), true
-	}
-	ps.rtt.Observe(rtt)
-	a.observe(st, i, r.at)
-}
-
-// answersOtherPath reports whether from is known as another path's address
-// (and not as this one's: two paths may share an endpoint).
-func (st *peerState) answersOtherPath(i int, from netip.AddrPort) bool {
-	if st.paths[i].addr == from || st.paths[i].observed == from {
-		return false
-	}
-	for j, p := range st.paths {
-		if j != i && (p.addr == from || p.observed == from) {
-			return true
+		if i, ok := a.eng.ReplyPath(r.peer, int(r.msg.Path), r.from); ok {
+			w.answer(i, r.at)
 		}
-	}
-	return false
-}
-
-// observe feeds a path's current health into the selector.
-func (a *Agent) observe(st *peerState, path int, now time.Time) {
-	s, ok := a.mon.Stats(st.pathID(path))
-	if !ok {
 		return
 	}
-	a.sel.Observe(st.cfg.Name, st.cfg.Paths[path].Name, failoverObservation(s), now)
+	a.carryOut(a.eng.Step(r.at, engine.Reply{
+		Peer: r.peer, Slot: int(r.msg.Path), Nonce: r.msg.Nonce, Epoch: r.msg.Epoch, From: r.from, At: r.at,
+	}))
 }
 
 // handshake starts a WireGuard handshake with st now. With expire, the

@@ -93,7 +93,7 @@ func (a *Agent) takeLazy() {
 // from the monitor's next deadline; the owner calls it last in every step.
 func (a *Agent) planWake(now time.Time) {
 	var wake time.Time
-	if d, ok := sleepFor(now, a.mon.NextDeadline()); ok {
+	if d, ok := sleepFor(now, a.eng.NextDeadline()); ok {
 		wake = now.Add(d)
 	}
 	a.lazy.plan(wake)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/engine"
 	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/core/status"
@@ -130,7 +130,7 @@ func (a *Agent) onRotationSignal(r probeReply) {
 		}
 	case peerSwitched:
 		if st, ok := a.peers[r.peer]; ok && st.nextKey != nil {
-			a.movePeer(st)
+			a.movePeer(st, r.at)
 		}
 	}
 }
@@ -153,21 +153,16 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 	// Hold first: wireguard-go starts its initiations the moment the key
 	// is set, and one that reached a peer after it moved would cross the
 	// peer's own.
-	for _, st := range a.peers {
-		a.holdInitiations(st, now)
-	}
+	a.carryOut(a.eng.Step(now, engine.HoldAll{}))
 	if err := a.dp.wg.IpcSet(fmt.Sprintf("private_key=%s\n", n.priv.Hex())); err != nil {
 		a.log.Error("key rotation: setting the next private key in WireGuard", "err", err)
-		for _, st := range a.peers {
-			a.dp.paths.HoldInitiations(st.cfg.Name, false)
-			st.heldAt = time.Time{}
-		}
+		a.carryOut(a.eng.Step(now, engine.ReleaseAll{}))
 		return
 	}
 	// wireguard-go recomputed every peer's static secret and expired the
 	// sending keys: packets to peers wait for a handshake under the new key,
 	// which each peer starts when it sees our notice below; our own
-	// initiations are held meanwhile (holdInitiations). Receiving on the
+	// initiations are held meanwhile (engine.HoldAll). Receiving on the
 	// old sessions continues.
 	cfg := a.cfg.Clone()
 	cfg.PrivateKey, cfg.NextPrivateKey = n.priv, keys.Private{}
@@ -183,6 +178,7 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 	a.publishProbeIndex()
 	pub := n.priv.PublicKey()
 	a.pubKey.Store(&pub)
+	a.eng.SetSelf(pub)
 	if d.Reason == "deadline" {
 		a.log.Warn("key rotation: deadline passed, switched without the peers that did not stage the next key: they lose their session until they are given the new public key",
 			"publicKey", pub.String(), "stragglers", d.Waiting)
@@ -208,34 +204,6 @@ func (a *Agent) rederiveNextKey(st *peerState, priv keys.Private) {
 		return
 	}
 	st.nextKey = k
-}
-
-// initiationHold bounds how long we hold our handshake initiations to a
-// peer after switching keys: twice WireGuard's 5 s retry, so that the
-// peer's own initiation has had its retry too. A peer that has not made a
-// session with our new key by then is a straggler (or lost every packet);
-// our initiations then go out again, as wireguard-go retries them.
-const initiationHold = 10 * time.Second
-
-// holdInitiations makes the Bind drop our handshake initiations to st
-// from now on (bind.HoldInitiations): the peer initiates the session
-// under our new key once it has moved to it.
-func (a *Agent) holdInitiations(st *peerState, now time.Time) {
-	a.dp.paths.HoldInitiations(st.cfg.Name, true)
-	st.heldAt = now
-}
-
-// releaseHold lets our initiations to st go out again once a session under
-// our new key exists or initiationHold has passed. It runs in housekeep.
-func (a *Agent) releaseHold(st *peerState, now time.Time) {
-	if st.heldAt.IsZero() {
-		return
-	}
-	if last := a.lastHandshake(st); !last.After(st.heldAt) && now.Sub(st.heldAt) < initiationHold {
-		return
-	}
-	a.dp.paths.HoldInitiations(st.cfg.Name, false)
-	st.heldAt = time.Time{}
 }
 
 // notifySwitch sends a probe request under our new key on every path of st
@@ -270,16 +238,17 @@ func (a *Agent) notifySwitch(st *peerState) {
 // the old WireGuard peer when it is removed. That is at most the packets
 // in flight through one relay at that instant; wireguard-go offers no way
 // to wait for its queues to drain.
-func (a *Agent) movePeer(st *peerState) {
+func (a *Agent) movePeer(st *peerState, now time.Time) {
 	nc := st.cfg
 	nc.PublicKey, nc.NextPublicKey = st.cfg.NextPublicKey, keys.Public{}
 	// The new key needs its session now, also when our first handshake
-	// with the peer is still deferred (kick): the peer's initiation went
+	// with the peer is still deferred (engine.HandshakeDeferral): the peer's initiation went
 	// out before it notified us and we dropped it (initiateBeforeNotice).
-	start := st.started || st.reachable
+	was := a.view(st)
+	start := was.started || was.reachable
 	if err := a.dp.wg.IpcSet(peerUAPI(&nc, start) + removePeerUAPI(st.cfg.PublicKey)); err != nil {
 		a.log.Error("key rotation: moving the peer to its next key", "peer", st.cfg.Name, "err", err)
-		if uerr := a.dp.wg.IpcSet(peerUAPI(&st.cfg, st.started) + removePeerUAPI(nc.PublicKey)); uerr != nil {
+		if uerr := a.dp.wg.IpcSet(peerUAPI(&st.cfg, was.started) + removePeerUAPI(nc.PublicKey)); uerr != nil {
 			a.log.Error("key rotation: restoring the peer's old key", "peer", st.cfg.Name, "err", uerr)
 		}
 		return
@@ -295,17 +264,12 @@ func (a *Agent) movePeer(st *peerState) {
 			a.log.Error("key rotation: deriving our next key's probe key with the peer's new key", "peer", st.cfg.Name, "err", err)
 		}
 	}
-	if start {
-		st.started, st.deferred = true, nil
-	}
 	a.publishProbeIndex()
 	a.log.Info("peer switched to its next key", "peer", st.cfg.Name, "publicKey", nc.PublicKey.String())
-	if start {
-		// Setting the keepalive above already sent an initiation when the
-		// peer has one; this covers the peers without (wireguard-go
-		// drops a second initiation within 5 s).
-		a.handshake(st, metrics.HandshakePeerRotated, false)
-	}
+	// Setting the keepalive above already sent an initiation when the peer
+	// has one; the engine's handshake covers the peers without
+	// (wireguard-go drops a second initiation within 5 s).
+	a.carryOut(a.eng.Step(now, engine.PeerKeyMoved{Peer: st.cfg.Name, Key: nc.PublicKey}))
 }
 
 // rotationStatus is the staged rotation for /status, or nil.

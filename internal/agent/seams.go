@@ -40,11 +40,10 @@ type pathSteering interface {
 
 // pathEvidence is what the owner loop reads of the multipath Bind:
 // authenticated receive counters by source, the last receive from a
-// peer's addresses, the secondary path and the redundant copies sent.
+// peer's addresses and the redundant copies sent.
 type pathEvidence interface {
 	Counters(name string, srcs []multipath.Source) (multipath.Counters, bool)
 	LastRxFrom(name string, a1, a2 netip.AddrPort) time.Time
-	Secondary(name string) (multipath.Path, bool)
 	Redundant(name string) (packets, bytes uint64)
 }
 

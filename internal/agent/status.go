@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/core/config"
+	"github.com/liqo-relay/relay/internal/core/engine"
 	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/core/status"
@@ -116,10 +117,11 @@ func (a *Agent) buildStatus() status.Status {
 			continue
 		}
 		info := wg[hexKey(ps.cfg.PublicKey)]
+		v, _ := a.eng.Peer(p.Name)
 		out := status.PeerStatus{
 			Name:          p.Name,
 			PublicKey:     ps.cfg.PublicKey.String(),
-			Reachable:     ps.reachable,
+			Reachable:     v.Reachable,
 			Prefixes:      prefixStrings(p),
 			LastHandshake: status.At(info.lastHandshake),
 			RxBytes:       info.rx,
@@ -129,11 +131,11 @@ func (a *Agent) buildStatus() status.Status {
 		if !ps.cfg.NextPublicKey.IsZero() {
 			out.NextPublicKey = ps.cfg.NextPublicKey.String()
 		}
-		if ps.reachable {
-			out.ActivePath = p.Paths[ps.active].Name
+		if v.Reachable && v.Active < len(p.Paths) {
+			out.ActivePath = p.Paths[v.Active].Name
 		}
 		for i, path := range p.Paths {
-			out.Paths = append(out.Paths, a.pathStatus(ps, i, path))
+			out.Paths = append(out.Paths, a.pathStatus(ps, v, i, path))
 		}
 		st.Peers = append(st.Peers, out)
 	}
@@ -148,7 +150,7 @@ func prefixStrings(p config.Peer) []string {
 	return out
 }
 
-func (a *Agent) pathStatus(ps *peerState, i int, path config.Path) status.PathStatus {
+func (a *Agent) pathStatus(ps *peerState, v engine.PeerView, i int, path config.Path) status.PathStatus {
 	out := status.PathStatus{
 		Name:     path.Name,
 		Endpoint: path.Endpoint,
@@ -158,10 +160,10 @@ func (a *Agent) pathStatus(ps *peerState, i int, path config.Path) status.PathSt
 	if ps.paths[i].addr.IsValid() {
 		out.Address = ps.paths[i].addr.String()
 	}
-	if ps.paths[i].observed.IsValid() {
-		out.Observed = ps.paths[i].observed.String()
+	if i < len(v.Observed) && v.Observed[i].IsValid() {
+		out.Observed = v.Observed[i].String()
 	}
-	if s, ok := a.mon.Stats(ps.pathID(i)); ok {
+	if s, ok := a.eng.Stats(ps.cfg.Name, i); ok {
 		if s.State == health.Up {
 			out.State = status.PathUp
 		}
@@ -170,11 +172,12 @@ func (a *Agent) pathStatus(ps *peerState, i int, path config.Path) status.PathSt
 		out.Loss = s.Loss
 		out.LastChange = status.At(s.LastChange)
 	}
-	switch a.sel.PathState(ps.cfg.Name, path.Name) {
-	case failover.Dampened:
-		out.State = status.PathDampened
+	if state, penalty, ok := a.eng.Selection(ps.cfg.Name, i); ok {
+		if state == failover.Dampened {
+			out.State = status.PathDampened
+		}
+		out.Penalty = penalty
 	}
-	out.Penalty = a.sel.Penalty(ps.cfg.Name, path.Name)
 	if state, errText, ok := a.dnsState(ps, i); ok {
 		out.State, out.DNSError = state, errText
 	} else {

@@ -62,8 +62,9 @@ func (a *Agent) executeSteps(pl *plan, undo *undoLog) error {
 	// first so that it runs last, after every other peer's undo has let go
 	// of what it took.
 	for _, old := range a.losers(pl) {
+		started := a.view(old).started
 		undo.add(func() error {
-			if err := a.dp.wg.IpcSet(peerUAPI(&old.cfg, old.started)); err != nil {
+			if err := a.dp.wg.IpcSet(peerUAPI(&old.cfg, started)); err != nil {
 				return fmt.Errorf("peers[%s]: restoring WireGuard allowed IPs: %w", old.cfg.Name, err)
 			}
 			return nil
@@ -77,7 +78,7 @@ func (a *Agent) executeSteps(pl *plan, undo *undoLog) error {
 	// recorded first: a failed IpcSet may have applied part of its lines.
 	for _, st := range pl.changed {
 		undo.add(a.undoWireGuardPeer(st, a.old(st.cfg.Name)))
-		if err := a.dp.wg.IpcSet(peerUAPI(&st.cfg, st.started)); err != nil {
+		if err := a.dp.wg.IpcSet(peerUAPI(&st.cfg, st.carried.started)); err != nil {
 			return fmt.Errorf("peers[%s]: configuring WireGuard: %w", st.cfg.Name, err)
 		}
 	}
@@ -105,8 +106,9 @@ func (a *Agent) executeSteps(pl *plan, undo *undoLog) error {
 		}
 	}
 	for _, st := range gone {
+		started := a.view(st).started
 		undo.add(func() error {
-			if err := a.dp.wg.IpcSet(peerUAPI(&st.cfg, st.started)); err != nil {
+			if err := a.dp.wg.IpcSet(peerUAPI(&st.cfg, started)); err != nil {
 				return fmt.Errorf("peers[%s]: adding back to WireGuard: %w", st.cfg.Name, err)
 			}
 			return nil
@@ -142,6 +144,10 @@ func (a *Agent) losers(pl *plan) []*peerState {
 // public key is removed again, and the running peer of that name (if any)
 // gets its own settings and allowed IPs back.
 func (a *Agent) undoWireGuardPeer(st, old *peerState) func() error {
+	var was carried
+	if old != nil {
+		was = a.view(old)
+	}
 	return func() error {
 		var errs []error
 		if old == nil || old.cfg.PublicKey != st.cfg.PublicKey {
@@ -150,7 +156,7 @@ func (a *Agent) undoWireGuardPeer(st, old *peerState) func() error {
 			}
 		}
 		if old != nil {
-			if err := a.dp.wg.IpcSet(peerUAPI(&old.cfg, old.started)); err != nil {
+			if err := a.dp.wg.IpcSet(peerUAPI(&old.cfg, was.started)); err != nil {
 				errs = append(errs, fmt.Errorf("peers[%s]: restoring WireGuard settings: %w", st.cfg.Name, err))
 			}
 		} else {
@@ -173,16 +179,16 @@ type routeState struct {
 func (a *Agent) routeChange(pl *plan) (from, to map[string]*routeState) {
 	from, to = map[string]*routeState{}, map[string]*routeState{}
 	for _, st := range pl.removed {
-		from[st.cfg.Name] = &routeState{st.cfg.Prefixes, st.reachable}
+		from[st.cfg.Name] = &routeState{st.cfg.Prefixes, a.view(st).reachable}
 		to[st.cfg.Name] = nil
 	}
 	for _, st := range pl.changed {
 		if old := a.old(st.cfg.Name); old != nil {
-			from[st.cfg.Name] = &routeState{old.cfg.Prefixes, old.reachable}
+			from[st.cfg.Name] = &routeState{old.cfg.Prefixes, a.view(old).reachable}
 		} else {
 			from[st.cfg.Name] = nil
 		}
-		to[st.cfg.Name] = &routeState{st.cfg.Prefixes, st.reachable}
+		to[st.cfg.Name] = &routeState{st.cfg.Prefixes, st.carried.reachable}
 	}
 	return from, to
 }

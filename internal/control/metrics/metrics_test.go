@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/liqo-relay/relay/internal/control/metrics"
+	"github.com/liqo-relay/relay/internal/core/engine"
 )
 
 // gatherCompare checks the named families of m's registry against the
@@ -222,9 +223,9 @@ relay_config_reloads_total{result="ok"} 0
 	m.ConfigReload(true)
 	m.ConfigReload(true)
 	m.ConfigReload(false)
-	m.HandshakeInitiated("b", metrics.HandshakeStartup)
-	m.HandshakeInitiated("b", metrics.HandshakePeerRestarted)
-	m.HandshakeInitiated("c", metrics.HandshakePeerAdded)
+	m.HandshakeInitiated("b", engine.ReasonStartup)
+	m.HandshakeInitiated("b", engine.ReasonPeerRestarted)
+	m.HandshakeInitiated("c", engine.ReasonPeerAdded)
 
 	gatherCompare(t, m, `
 # HELP relay_config_reloads_total Configuration reloads, by result (ok or error).
@@ -273,7 +274,7 @@ func record(m *metrics.Metrics, peer string, paths ...string) {
 	}
 	m.PeerReachable(peer, true)
 	m.PeerBytes(peer, 1, 2)
-	m.HandshakeInitiated(peer, metrics.HandshakeStartup)
+	m.HandshakeInitiated(peer, engine.ReasonStartup)
 }
 
 var perPeer = []string{

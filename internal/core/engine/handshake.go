@@ -5,6 +5,25 @@ import (
 	"time"
 )
 
+// Why a handshake starts: the Reason of a Handshake, and the reason label
+// of the relay's handshake counter.
+const (
+	// ReasonStartup: the relay started and greets every configured peer.
+	ReasonStartup = "startup"
+	// ReasonPeerAdded: the peer appeared in a reloaded configuration.
+	ReasonPeerAdded = "peer-added"
+	// ReasonPeerRestarted: the peer's probes show it restarted (its
+	// session state is gone), so a fresh handshake is needed.
+	ReasonPeerRestarted = "peer-restarted"
+	// ReasonRecovered: the peer became reachable again after its session
+	// went stale.
+	ReasonRecovered = "recovered"
+	// ReasonPeerRotated: the peer switched to its next key and the shell
+	// moved its allowed IPs to the new key: the new key needs its first
+	// session.
+	ReasonPeerRotated = "peer-rotated"
+)
+
 // staleSession is how old a handshake may be before a recovering peer gets a
 // fresh one at once. WireGuard rekeys after 120 s and rejects keys after
 // 180 s; a session older than that is of no use.
@@ -126,5 +145,5 @@ func (e *Engine) peerKeyMoved(in PeerKeyMoved) {
 	}
 	name := in.Peer
 	p.started, p.deferred = true, nil
-	e.ready.Handshakes = append(e.ready.Handshakes, Handshake{Peer: name, Reason: "peer-rotated"})
+	e.ready.Handshakes = append(e.ready.Handshakes, Handshake{Peer: name, Reason: ReasonPeerRotated})
 }

@@ -86,41 +86,59 @@ func (p *peer) secondIndex() int {
 	return p.pathIndex(p.second)
 }
 
-// setPeer adds or changes a peer (SetPeer).
-func (e *Engine) setPeer(in SetPeer, now time.Time) {
+// Carried is what SetPeer of spec would keep of the running peer of that
+// name: whether its session has started and whether it is reachable (both
+// false for a new peer). The shell plans its WireGuard and route changes
+// with them before it commits the change.
+func (e *Engine) Carried(spec PeerSpec) (started, reachable bool) {
+	p, _ := e.carry(SetPeer{Spec: spec})
+	return p.started, p.reachable
+}
+
+// carry builds the state SetPeer gives the peer, from in and the running
+// peer of that name, which it returns too (nil: none). It changes nothing.
+func (e *Engine) carry(in SetPeer) (p, old *peer) {
 	spec := in.Spec
 	spec.Paths = append([]PathSpec(nil), spec.Paths...)
-	old := e.peers[spec.Name]
-	p := &peer{spec: spec, rxSeen: map[netip.AddrPort]uint64{}, hsReason: "peer-added"}
+	old = e.peers[spec.Name]
+	p = &peer{spec: spec, rxSeen: map[netip.AddrPort]uint64{}, hsReason: ReasonPeerAdded}
 	if in.Initial {
-		p.hsReason = "startup"
+		p.hsReason = ReasonStartup
 	}
 	p.assignSlots(old)
-	sameKey := old != nil && old.spec.PublicKey == spec.PublicKey
-	if old != nil {
-		p.heldAt = old.heldAt // the Bind holds by name: release it in time
-		if sameKey {
-			// The same WireGuard peer: its session, pending handshake and
-			// the Bind's counters stay.
-			p.started, p.deferred, p.rxSeen = old.started, old.deferred, old.rxSeen
-		}
-		p.reachable = old.reachable
-		if old.active < len(old.spec.Paths) {
-			p.active = max(0, p.pathIndex(old.spec.Paths[old.active].Name))
-		}
-		if path, ok := e.sel.Active(spec.Name); ok && sameKey && p.pathIndex(path) >= 0 {
-			p.active, p.reachable = p.pathIndex(path), true
-		}
-		// The Bind keeps the peer and its secondary path by name, unless
-		// that path is gone or is now the active one.
-		if i := p.pathIndex(old.second); old.second != "" && i >= 0 && i != p.active {
-			p.second = old.second
-		}
-		if !sameKey {
-			// A new WireGuard peer: its paths start their health afresh.
-			e.forget(old)
-			old = nil
-		}
+	if old == nil {
+		return p, nil
+	}
+	sameKey := old.spec.PublicKey == spec.PublicKey
+	p.heldAt = old.heldAt // the Bind holds by name: release it in time
+	if sameKey {
+		// The same WireGuard peer: its session, pending handshake and the
+		// Bind's counters stay.
+		p.started, p.deferred, p.rxSeen = old.started, old.deferred, old.rxSeen
+	}
+	p.reachable = old.reachable
+	if old.active < len(old.spec.Paths) {
+		p.active = max(0, p.pathIndex(old.spec.Paths[old.active].Name))
+	}
+	if path, ok := e.sel.Active(spec.Name); ok && sameKey && p.pathIndex(path) >= 0 {
+		p.active, p.reachable = p.pathIndex(path), true
+	}
+	// The Bind keeps the peer and its secondary path by name, unless that
+	// path is gone or is now the active one.
+	if i := p.pathIndex(old.second); old.second != "" && i >= 0 && i != p.active {
+		p.second = old.second
+	}
+	return p, old
+}
+
+// setPeer adds or changes a peer (SetPeer).
+func (e *Engine) setPeer(in SetPeer, now time.Time) {
+	p, old := e.carry(in)
+	spec := p.spec
+	if old != nil && old.spec.PublicKey != spec.PublicKey {
+		// A new WireGuard peer: its paths start their health afresh.
+		e.forget(old)
+		old = nil
 	}
 	specs := make([]failover.PathSpec, len(spec.Paths))
 	for i, s := range spec.Paths {

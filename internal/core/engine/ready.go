@@ -67,9 +67,11 @@ type Probe struct {
 	Path int
 }
 
-// RTT is one measured round trip on a path.
+// RTT is one measured round trip on a path (Index: in the peer's
+// PeerSpec).
 type RTT struct {
 	Peer, Path string
+	Index      int
 	RTT        time.Duration
 }
 

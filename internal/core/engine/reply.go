@@ -54,13 +54,13 @@ func (e *Engine) reply(r Reply) {
 	// outstanding requests: a replay cannot fake a restart.
 	if e.mon.ObserveEpoch(r.Peer, r.Epoch) {
 		e.ready.Restarts = append(e.ready.Restarts, r.Peer)
-		e.kick(p, "peer-restarted", true, r.At)
+		e.kick(p, ReasonPeerRestarted, true, r.At)
 	}
 	if p.observed[i] != r.From {
 		p.observed[i] = r.From
 		e.observed = true // its probes now come from there too
 	}
-	e.ready.RTTs = append(e.ready.RTTs, RTT{Peer: r.Peer, Path: p.spec.Paths[i].Name, RTT: rtt})
+	e.ready.RTTs = append(e.ready.RTTs, RTT{Peer: r.Peer, Path: p.spec.Paths[i].Name, Index: i, RTT: rtt})
 	e.observe(p, i, r.At)
 }
 

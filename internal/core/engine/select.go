@@ -53,7 +53,7 @@ func (e *Engine) act(ev failover.Event, now time.Time) {
 		// Coming back from all-down: if WireGuard's session went stale while
 		// no path worked, don't wait for its 5 s retry timer.
 		if last := e.facts.LastHandshake(p.spec.Name); last.IsZero() || now.Sub(last) > staleSession {
-			e.kick(p, "recovered", true, now)
+			e.kick(p, ReasonRecovered, true, now)
 		}
 	}
 }

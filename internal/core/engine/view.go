@@ -93,3 +93,13 @@ type PathIndex struct {
 // NextNonce takes a nonce from the peer's probe counter for a probe the
 // shell sends itself (a ping), which the monitor never matches.
 func (e *Engine) NextNonce(name string) (uint64, bool) { return e.mon.NextNonce(name) }
+
+// Reach is the index of the path the peer's traffic takes and whether the
+// peer is reachable, without the copies Peer makes.
+func (e *Engine) Reach(name string) (active int, reachable bool) {
+	p, ok := e.peers[name]
+	if !ok {
+		return 0, false
+	}
+	return p.active, p.reachable
+}

@@ -1,24 +1,22 @@
-package agent
+package engine
 
 import (
 	"net/netip"
 	"slices"
 	"testing"
-
-	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 )
 
 // TestRxSeenIsBounded rotates many sources through a peer's Bind counts, as
-// NAT rebindings do (the Bind keeps 4 and replaces the oldest): the agent's
+// NAT rebindings do (the Bind keeps 4 and replaces the oldest): the engine's
 // per-peer record holds only the sources the Bind reports now, and evidence
 // is reported exactly for the sources whose count moved.
 func TestRxSeenIsBounded(t *testing.T) {
 	seen := map[netip.AddrPort]uint64{}
 	const keep = 4
-	var window []multipath.Source
+	var window []Source
 	for i := range 1000 {
 		addr := netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), uint16(1000+i))
-		window = append(window, multipath.Source{Addr: addr, Packets: 1})
+		window = append(window, Source{Addr: addr, Packets: 1})
 		if len(window) > keep {
 			window = window[1:]
 		}
