@@ -66,6 +66,7 @@ func (st *peerState) spec() engine.PeerSpec {
 	s := engine.PeerSpec{
 		Name:      st.cfg.Name,
 		PublicKey: st.cfg.PublicKey,
+		NextKey:   st.cfg.NextPublicKey,
 		Probing:   healthSettings(st.cfg.Health),
 		Selection: failoverSettings(st.cfg.Health),
 		Keepalive: st.cfg.PersistentKeepalive != 0,

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/liqo-relay/relay/internal/core/engine"
@@ -68,6 +69,29 @@ func (a *Agent) carryOut(r *engine.Ready) {
 	}
 	if r.Observed {
 		a.publishProbeIndex()
+	}
+	a.logRotation(r.Rotation)
+	a.followUp(r)
+}
+
+// followUp carries out the parts of r that feed the engine again: a key
+// switch, and moves of peers to their next key. They run last, from copies:
+// each answer steps the engine, which reuses r.
+func (a *Agent) followUp(r *engine.Ready) {
+	var sw *engine.KeySwitch
+	if r.SwitchKey != nil {
+		k := *r.SwitchKey
+		sw = &k
+	}
+	moves := slices.Clone(r.MoveKeys)
+	now := a.clock.Now()
+	if sw != nil {
+		a.switchKey(*sw, now)
+	}
+	for _, name := range moves {
+		if st, ok := a.peers[name]; ok && st.nextKey != nil {
+			a.movePeer(st, now)
+		}
 	}
 }
 

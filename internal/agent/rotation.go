@@ -40,7 +40,6 @@ type ownNext struct {
 	// keys holds, per peer name, the probe key between our next key and
 	// the peer's current public key: it verifies the peer's proof.
 	keys map[string]*health.PeerKey
-	rot  *health.Rotation
 }
 
 // livePeer returns p as WireGuard runs it when old, the running state of
@@ -82,29 +81,34 @@ func prepareNext(cfg *config.Config, running map[string]*peerState) (*ownNext, e
 	return n, nil
 }
 
-// commitNext makes next our staged key: a rotation already staged with the
-// same key keeps its start and the proofs of the peers that stay.
+// commitNext makes next our staged key and stages it in the engine: a
+// rotation already staged with the same key keeps its start and the
+// proofs of the peers that stay.
 func (a *Agent) commitNext(next *ownNext, cfg *config.Config, now time.Time) {
-	if next == nil {
-		if a.next != nil {
-			a.log.Warn("key rotation withdrawn: nextPrivateKey is no longer set")
-		}
-		a.next = nil
-		return
-	}
-	if a.next != nil && a.next.priv == next.priv {
-		next.rot = a.next.rot
-	} else {
-		next.rot = health.NewRotation(now, cfg.RotationDeadline())
-		a.log.Info("key rotation staged: waiting for every peer to accept the next key",
-			"nextPublicKey", next.priv.PublicKey().String(), "deadline", next.rot.Deadline())
-	}
-	names := make([]string, 0, len(cfg.Peers))
-	for _, p := range cfg.Peers {
-		names = append(names, p.Name)
-	}
-	next.rot.SetPeers(names)
 	a.next = next
+	in := engine.StageKey{Deadline: cfg.RotationDeadline()}
+	if next != nil {
+		in.Next = next.priv.PublicKey()
+		for _, p := range cfg.Peers {
+			in.Peers = append(in.Peers, p.Name)
+		}
+	}
+	a.carryOut(a.eng.Step(now, in))
+}
+
+// logRotation logs the steps of our own rotation the engine took.
+func (a *Agent) logRotation(evs []engine.RotationEvent) {
+	for _, ev := range evs {
+		switch ev.Kind {
+		case "staged":
+			a.log.Info("key rotation staged: waiting for every peer to accept the next key",
+				"nextPublicKey", a.next.priv.PublicKey().String(), "deadline", ev.Deadline)
+		case "withdrawn":
+			a.log.Warn("key rotation withdrawn: nextPrivateKey is no longer set")
+		case "peer-staged":
+			a.log.Info("peer staged our next key", "peer", ev.Peer)
+		}
+	}
 }
 
 // rotationSignal says what an authenticated probe request under a staged
@@ -125,38 +129,25 @@ const (
 func (a *Agent) onRotationSignal(r probeReply) {
 	switch r.rot {
 	case peerStaged:
-		if a.next != nil && a.next.rot.Staged(r.peer) {
-			a.log.Info("peer staged our next key", "peer", r.peer)
-		}
+		a.carryOut(a.eng.Step(r.at, engine.PeerStaged{Peer: r.peer}))
 	case peerSwitched:
-		if st, ok := a.peers[r.peer]; ok && st.nextKey != nil {
-			a.movePeer(st, r.at)
-		}
+		a.carryOut(a.eng.Step(r.at, engine.PeerNotice{Peer: r.peer}))
 	}
 }
 
-// stepRotation switches to our next key once the rotation says so.
-func (a *Agent) stepRotation(now time.Time) {
-	if a.next == nil {
+// switchKey makes our next key the running one, as the engine decided
+// (its holds on our initiations are in place). It runs on the owner
+// goroutine, serialised with Apply. Setting the key is the only fallible
+// step; when it fails nothing else has changed and the engine decides
+// again at its next tick.
+func (a *Agent) switchKey(d engine.KeySwitch, now time.Time) {
+	n := a.next
+	if n == nil {
 		return
 	}
-	if d := a.next.rot.Decide(now); d.Switch {
-		a.switchKey(d, now)
-	}
-}
-
-// switchKey makes our next key the running one. It runs on the owner
-// goroutine, serialised with Apply. Setting the key is the only fallible
-// step; when it fails nothing else has changed and the next step retries.
-func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
-	n := a.next
-	// Hold first: wireguard-go starts its initiations the moment the key
-	// is set, and one that reached a peer after it moved would cross the
-	// peer's own.
-	a.carryOut(a.eng.Step(now, engine.HoldAll{}))
 	if err := a.dp.wg.IpcSet(fmt.Sprintf("private_key=%s\n", n.priv.Hex())); err != nil {
 		a.log.Error("key rotation: setting the next private key in WireGuard", "err", err)
-		a.carryOut(a.eng.Step(now, engine.ReleaseAll{}))
+		a.carryOut(a.eng.Step(now, engine.SwitchFailed{}))
 		return
 	}
 	// wireguard-go recomputed every peer's static secret and expired the
@@ -178,7 +169,7 @@ func (a *Agent) switchKey(d health.RotationDecision, now time.Time) {
 	a.publishProbeIndex()
 	pub := n.priv.PublicKey()
 	a.pubKey.Store(&pub)
-	a.eng.SetSelf(pub)
+	a.carryOut(a.eng.Step(now, engine.KeySwitched{Key: pub}))
 	if d.Reason == "deadline" {
 		a.log.Warn("key rotation: deadline passed, switched without the peers that did not stage the next key: they lose their session until they are given the new public key",
 			"publicKey", pub.String(), "stragglers", d.Waiting)
@@ -274,16 +265,16 @@ func (a *Agent) movePeer(st *peerState, now time.Time) {
 
 // rotationStatus is the staged rotation for /status, or nil.
 func (a *Agent) rotationStatus(now time.Time) *status.KeyRotation {
-	if a.next == nil {
+	r, ok := a.eng.Rotation(now)
+	if !ok {
 		return nil
 	}
-	d := a.next.rot.Decide(now)
 	return &status.KeyRotation{
-		NextPublicKey: a.next.priv.PublicKey().String(),
-		Since:         status.At(a.next.rot.Since()),
-		Deadline:      status.At(a.next.rot.Deadline()),
-		Staged:        nonNil(d.Ready),
-		Waiting:       nonNil(d.Waiting),
+		NextPublicKey: r.Next.String(),
+		Since:         status.At(r.Since),
+		Deadline:      status.At(r.Deadline),
+		Staged:        nonNil(r.Staged),
+		Waiting:       nonNil(r.Waiting),
 	}
 }
 

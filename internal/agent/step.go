@@ -17,7 +17,6 @@ func (a *Agent) step(now time.Time) {
 	// At the end of the step, as Run arms its timer then.
 	defer func() { a.planWake(a.clock.Now()) }()
 	a.carryOut(a.eng.Step(now, engine.Tick{}))
-	a.stepRotation(now)
 }
 
 // housekeep runs every housekeepingInterval: the Bind's counters go to

@@ -28,6 +28,7 @@ type Engine struct {
 	mon   *health.Monitor
 	sel   *failover.Selector
 	peers map[string]*peer
+	rot   *rotation // our staged next key; nil when none
 
 	// lastHousekeep dates passive evidence (Housekeep).
 	lastHousekeep time.Time
@@ -55,9 +56,6 @@ func New(o Options) *Engine {
 	}
 }
 
-// SetSelf changes our running public key (a key rotation switched it).
-func (e *Engine) SetSelf(k keys.Public) { e.self = k }
-
 // Step feeds one input at now and returns what the shell must do. The
 // Ready is valid until the next Step.
 func (e *Engine) Step(now time.Time, in Input) *Ready {
@@ -84,14 +82,30 @@ func (e *Engine) Step(now time.Time, in Input) *Ready {
 		e.releaseAll()
 	case PeerKeyMoved:
 		e.peerKeyMoved(in)
+	case StageKey:
+		e.stageKey(in, now)
+	case PeerStaged:
+		e.peerStaged(in.Peer)
+	case KeySwitched:
+		e.keySwitched(in.Key)
+	case SwitchFailed:
+		e.releaseAll()
+	case PeerNotice:
+		e.peerNotice(in.Peer)
 	}
 	e.ready.Observed = e.observed
 	return &e.ready
 }
 
-// NextDeadline is when the engine next needs a Tick (zero: only inputs
-// wake it).
-func (e *Engine) NextDeadline() time.Time { return e.mon.NextDeadline() }
+// NextDeadline is when the engine next needs a Tick: a probe or a path's
+// deadline, or a selector hold maturing (zero: only inputs wake it).
+func (e *Engine) NextDeadline() time.Time {
+	d := e.mon.NextDeadline()
+	if s := e.sel.NextDeadline(); !s.IsZero() && (d.IsZero() || s.Before(d)) {
+		d = s
+	}
+	return d
+}
 
 // tick sends the probes that are due, unless traffic replaced them, then
 // takes the monitor's transitions to the selector and carries out the
@@ -116,13 +130,14 @@ func (e *Engine) tick(now time.Time) {
 		if p == nil {
 			continue
 		}
-		e.ready.Paths = append(e.ready.Paths, PathChange{Peer: t.ID.Peer, Path: p.spec.Paths[i].Name, Up: t.Up})
+		e.ready.Paths = append(e.ready.Paths, PathChange{Peer: t.ID.Peer, Path: p.spec.Paths[i].Name, Index: i, Slot: t.ID.Path, Up: t.Up, At: t.At})
 		e.observe(p, i, now)
 		e.updateRedundancy(p, now, false) // the second-best path may have changed
 	}
 	for _, ev := range e.sel.Tick(now) {
 		e.act(ev, now)
 	}
+	e.stepRotation(now)
 }
 
 // probePath finds the peer and index of path id; nil if gone.

@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"time"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // Why a handshake starts: the Reason of a Handshake, and the reason label
@@ -139,7 +141,7 @@ func (e *Engine) peerKeyMoved(in PeerKeyMoved) {
 	if !ok {
 		return
 	}
-	p.spec.PublicKey = in.Key
+	p.spec.PublicKey, p.spec.NextKey = in.Key, keys.Public{}
 	if !p.started && !p.reachable {
 		return
 	}

@@ -15,8 +15,11 @@ type PeerSpec struct {
 	// PublicKey is the peer's running key: of two relays, the one with the
 	// smaller key initiates handshakes at once, the other waits a little.
 	PublicKey keys.Public
-	Paths     []PathSpec
-	Probing   health.Settings
+	// NextKey is the peer's staged next key (zero: none): its notice under
+	// that key moves it there (PeerNotice).
+	NextKey keys.Public
+	Paths   []PathSpec
+	Probing health.Settings
 	// Selection tunes the selector, and its Redundancy the copying of
 	// traffic to a second path.
 	Selection failover.Settings
@@ -223,7 +226,7 @@ func (e *Engine) setAddr(in SetAddr, now time.Time) {
 	e.mon.SetPath(p.id(i), p.spec.Probing)
 	e.mon.SetActive(p.id(i), i == p.active)
 	e.mon.RemovePath(old) // after SetPath: the peer's probe state stays
-	e.ready.Paths = append(e.ready.Paths, PathChange{Peer: in.Peer, Path: p.spec.Paths[i].Name, Up: false})
+	e.ready.Paths = append(e.ready.Paths, PathChange{Peer: in.Peer, Path: p.spec.Paths[i].Name, Index: i, Slot: p.slots[i], Up: false, At: now})
 	e.observe(p, i, now)
 	e.observed = true
 }

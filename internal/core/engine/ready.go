@@ -45,6 +45,14 @@ type Ready struct {
 	Forget []string
 	// RemovedPaths are paths a reconfigured peer no longer has.
 	RemovedPaths []PathRef
+	// Rotation are the steps of our own key rotation, for the log.
+	Rotation []RotationEvent
+	// SwitchKey asks the shell to switch to our next key, after Holds;
+	// it answers KeySwitched or SwitchFailed.
+	SwitchKey *KeySwitch
+	// MoveKeys are peers that switched to their next key: the shell moves
+	// each one's WireGuard peer and answers PeerKeyMoved.
+	MoveKeys []string
 }
 
 // reset empties r, keeping its memory.
@@ -54,7 +62,7 @@ func (r *Ready) reset() {
 		Switches: r.Switches[:0], Moves: r.Moves[:0], Routes: r.Routes[:0],
 		Redundancy: r.Redundancy[:0], Restarts: r.Restarts[:0], Keepalives: r.Keepalives[:0],
 		Handshakes: r.Handshakes[:0], Holds: r.Holds[:0], Forget: r.Forget[:0],
-		RemovedPaths: r.RemovedPaths[:0],
+		RemovedPaths: r.RemovedPaths[:0], Rotation: r.Rotation[:0], MoveKeys: r.MoveKeys[:0],
 	}
 }
 
@@ -75,10 +83,13 @@ type RTT struct {
 	RTT        time.Duration
 }
 
-// PathChange is a path coming up or going down.
+// PathChange is a path coming up or going down at At (Index: in the
+// peer's PeerSpec; Slot: its health id).
 type PathChange struct {
-	Peer, Path string
-	Up         bool
+	Peer, Path  string
+	Index, Slot int
+	Up          bool
+	At          time.Time
 }
 
 // Move tells the Bind the peer's active path and the path copies go to

@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/liqo-relay/relay/internal/core/failover"
+)
+
+// TestRotationSwitchesOnceEveryPeerStaged: staged, the rotation waits for
+// every peer's proof; the last one makes the next tick hold our
+// initiations to every peer and ask for the switch, once.
+func TestRotationSwitchesOnceEveryPeerStaged(t *testing.T) {
+	n := newNet(t, us)
+	n.addPeer("b", peerKey, failover.DefaultSettings(), "direct=2ms")
+	n.addPeer("c", key(10), failover.DefaultSettings(), "direct=2ms")
+	r := n.step(StageKey{Next: key(2), Deadline: time.Hour, Peers: []string{"b", "c"}})
+	if len(r.Rotation) != 1 || r.Rotation[0].Kind != "staged" || !r.Rotation[0].Deadline.Equal(n.now.Add(time.Hour)) {
+		t.Fatalf("staging: %+v", r.Rotation)
+	}
+	n.step(PeerStaged{Peer: "b"})
+	if r := n.step(Tick{}); r.SwitchKey != nil {
+		t.Fatal("switched while c had not staged the key")
+	}
+	if v, ok := n.e.Rotation(n.now); !ok || !slices.Equal(v.Staged, []string{"b"}) || !slices.Equal(v.Waiting, []string{"c"}) {
+		t.Fatalf("rotation view: %+v", v)
+	}
+	if r := n.step(PeerStaged{Peer: "b"}); len(r.Rotation) != 0 {
+		t.Fatal("a second proof of b was news")
+	}
+	n.step(PeerStaged{Peer: "c"})
+	r = n.step(Tick{})
+	if r.SwitchKey == nil || r.SwitchKey.Reason != "all-staged" || len(r.SwitchKey.Waiting) != 0 {
+		t.Fatalf("switch: %+v", r.SwitchKey)
+	}
+	if len(r.Holds) != 2 || !r.Holds[0].Hold || !r.Holds[1].Hold {
+		t.Fatalf("holds with the switch: %+v", r.Holds)
+	}
+	n.step(KeySwitched{Key: key(2)})
+	if _, ok := n.e.Rotation(n.now); ok {
+		t.Fatal("a rotation is still staged after the switch")
+	}
+	if r := n.step(Tick{}); r.SwitchKey != nil {
+		t.Fatal("asked to switch again")
+	}
+	if n.e.self != key(2) {
+		t.Fatal("our key is not the new one")
+	}
+}
+
+// TestRotationDeadlineLeavesStragglers: past the deadline the switch goes
+// ahead and names the peers that did not stage the key; a failed switch
+// lifts the holds, and the next tick tries again.
+func TestRotationDeadlineLeavesStragglers(t *testing.T) {
+	n := newNet(t, us)
+	n.addPeer("b", peerKey, failover.DefaultSettings(), "direct=2ms")
+	n.step(StageKey{Next: key(2), Deadline: time.Second, Peers: []string{"b"}})
+	if r := n.step(Tick{}); r.SwitchKey != nil {
+		t.Fatal("switched before the deadline")
+	}
+	n.now = n.now.Add(time.Second)
+	r := n.step(Tick{})
+	if r.SwitchKey == nil || r.SwitchKey.Reason != "deadline" || !slices.Equal(r.SwitchKey.Waiting, []string{"b"}) {
+		t.Fatalf("switch at the deadline: %+v", r.SwitchKey)
+	}
+	r = n.step(SwitchFailed{})
+	if len(r.Holds) != 1 || r.Holds[0].Hold {
+		t.Fatalf("holds after the failed switch: %+v", r.Holds)
+	}
+	if r := n.step(Tick{}); r.SwitchKey == nil {
+		t.Fatal("no new attempt after the failed switch")
+	}
+}
+
+// TestRestagingKeepsTheRotation: the same next key staged again (a reload)
+// keeps the start and the proofs of the peers that stay; another key
+// starts afresh; a zero key withdraws it.
+func TestRestagingKeepsTheRotation(t *testing.T) {
+	n := newNet(t, us)
+	n.step(StageKey{Next: key(2), Deadline: time.Hour, Peers: []string{"b", "c"}})
+	start := n.now
+	n.step(PeerStaged{Peer: "b"})
+	n.now = n.now.Add(time.Minute)
+	if r := n.step(StageKey{Next: key(2), Deadline: time.Hour, Peers: []string{"b", "d"}}); len(r.Rotation) != 0 {
+		t.Fatalf("restaging the same key: %+v", r.Rotation)
+	}
+	v, _ := n.e.Rotation(n.now)
+	if !v.Since.Equal(start) || !slices.Equal(v.Staged, []string{"b"}) || !slices.Equal(v.Waiting, []string{"d"}) {
+		t.Fatalf("after restaging: %+v", v)
+	}
+	if r := n.step(StageKey{Next: key(3), Deadline: time.Hour, Peers: []string{"b"}}); len(r.Rotation) != 1 || r.Rotation[0].Kind != "staged" {
+		t.Fatalf("another key: %+v", r.Rotation)
+	}
+	if v, _ := n.e.Rotation(n.now); !v.Since.Equal(n.now) || len(v.Staged) != 0 {
+		t.Fatalf("another key kept the old rotation: %+v", v)
+	}
+	if r := n.step(StageKey{}); len(r.Rotation) != 1 || r.Rotation[0].Kind != "withdrawn" {
+		t.Fatalf("withdrawing: %+v", r.Rotation)
+	}
+	if _, ok := n.e.Rotation(n.now); ok {
+		t.Fatal("still staged after the withdrawal")
+	}
+}
+
+// TestPeerNoticeMovesOnlyAStagedPeer: a peer's notice under its next key
+// asks for its move only when it has one staged; once moved, the new key
+// gets its session at once, and is the peer's key from then on.
+func TestPeerNoticeMovesOnlyAStagedPeer(t *testing.T) {
+	n := newNet(t, us)
+	n.addPeer("b", peerKey, failover.DefaultSettings(), "direct=2ms")
+	n.run(time.Second)
+	if r := n.step(PeerNotice{Peer: "b"}); len(r.MoveKeys) != 0 {
+		t.Fatal("a move for a peer with no next key")
+	}
+	spec := n.e.peers["b"].spec
+	spec.NextKey = key(5)
+	n.step(SetPeer{Spec: spec})
+	if r := n.step(PeerNotice{Peer: "b"}); !slices.Equal(r.MoveKeys, []string{"b"}) {
+		t.Fatalf("moves: %v", r.MoveKeys)
+	}
+	r := n.step(PeerKeyMoved{Peer: "b", Key: key(5)})
+	if len(r.Handshakes) != 1 || r.Handshakes[0].Reason != ReasonPeerRotated {
+		t.Fatalf("handshakes after the move: %+v", r.Handshakes)
+	}
+	if p := n.e.peers["b"].spec; p.PublicKey != key(5) || !p.NextKey.IsZero() {
+		t.Fatalf("keys after the move: %v next %v", p.PublicKey, p.NextKey)
+	}
+}
