@@ -63,19 +63,11 @@ func (a *Agent) view(st *peerState) carried {
 
 // spec is the peer as the engine decides for it.
 func (st *peerState) spec() engine.PeerSpec {
-	s := engine.PeerSpec{
-		Name:      st.cfg.Name,
-		PublicKey: st.cfg.PublicKey,
-		NextKey:   st.cfg.NextPublicKey,
-		Probing:   healthSettings(st.cfg.Health),
-		Selection: failoverSettings(st.cfg.Health),
-		Keepalive: st.cfg.PersistentKeepalive != 0,
-		Paths:     make([]engine.PathSpec, len(st.cfg.Paths)),
+	addrs := make([]netip.AddrPort, len(st.paths))
+	for i, p := range st.paths {
+		addrs[i] = p.addr
 	}
-	for i, p := range st.cfg.Paths {
-		s.Paths[i] = engine.PathSpec{Name: p.Name, Bias: p.Bias, Addr: st.paths[i].addr}
-	}
-	return s
+	return engine.SpecOf(st.cfg, addrs)
 }
 
 func bindPaths(st *peerState) []multipath.Path {

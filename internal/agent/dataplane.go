@@ -26,7 +26,8 @@ import (
 // the wireguard-go device between them. It is built whole or not at all.
 type dataplane struct {
 	dev    *device.Device
-	wg     wgDevice // dev's UAPI: every run-time IpcSet and IpcGet goes through it
+	wg     wgDevice   // dev's UAPI: every run-time IpcSet and IpcGet goes through it
+	hs     handshaker // dev's handshake initiations
 	bind   *multipath.Bind
 	paths  pathBind // bind, as the owner loop uses it (tests wrap it)
 	pipe   *pipe.Device
@@ -159,6 +160,7 @@ func (dp *dataplane) startWireGuard(cfg *config.Config, opts Options, log *slog.
 	// it to the TUN side, i.e. after authentication and the replay check.
 	dp.dev = device.NewDevice(dp.bind.WrapTUN(dp.pipe), dp.bind, wireguardLogger(log))
 	dp.wg = dp.dev
+	dp.hs = deviceHandshaker{dp.dev}
 	undo.push(dp.dev.Close)
 	// Our Bind picks the path on every send; WireGuard must never replace
 	// the logical endpoint with the address a packet came from.

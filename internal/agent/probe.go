@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.zx2c4.com/wireguard/device"
-
 	"github.com/liqo-relay/relay/internal/control/metrics"
 	"github.com/liqo-relay/relay/internal/core/engine"
 	"github.com/liqo-relay/relay/internal/core/health"
@@ -294,14 +292,7 @@ func (a *Agent) onReply(r probeReply) {
 // current keys are dropped first (the peer restarted and lost them), which
 // also lifts wireguard-go's limit of one initiation per 5 s.
 func (a *Agent) handshake(st *peerState, reason string, expire bool) {
-	p := a.dp.dev.LookupPeer(device.NoisePublicKey(st.cfg.PublicKey))
-	if p == nil {
-		return
-	}
-	if expire {
-		p.ExpireCurrentKeypairs()
-	}
-	if err := p.SendHandshakeInitiation(false); err != nil {
+	if err := a.dp.hs.Initiate(st.cfg.PublicKey, expire); err != nil {
 		a.log.Debug("handshake initiation", "peer", st.cfg.Name, "err", err)
 	}
 	a.metrics.HandshakeInitiated(st.cfg.Name, reason)

@@ -4,6 +4,9 @@ import (
 	"net/netip"
 	"time"
 
+	"golang.zx2c4.com/wireguard/device"
+
+	"github.com/liqo-relay/relay/internal/core/keys"
 	"github.com/liqo-relay/relay/internal/dataplane/conn/multipath"
 )
 
@@ -13,6 +16,28 @@ import (
 type wgDevice interface {
 	IpcSet(uapi string) error
 	IpcGet() (string, error)
+}
+
+// handshaker starts WireGuard handshakes with a peer, by its public key;
+// with expire, the current keys are dropped first. deviceHandshaker
+// implements it over the wireguard-go device.
+type handshaker interface {
+	Initiate(peer keys.Public, expire bool) error
+}
+
+// deviceHandshaker starts handshakes on a wireguard-go device. A peer the
+// device does not have is no error: it was removed meanwhile.
+type deviceHandshaker struct{ dev *device.Device }
+
+func (d deviceHandshaker) Initiate(peer keys.Public, expire bool) error {
+	p := d.dev.LookupPeer(device.NoisePublicKey(peer))
+	if p == nil {
+		return nil
+	}
+	if expire {
+		p.ExpireCurrentKeypairs()
+	}
+	return p.SendHandshakeInitiation(false)
 }
 
 // routeTable is the kernel routing state of a TUN relay. *netlink.RouteManager
