@@ -19,8 +19,10 @@ type DetectionReport struct {
 // jitter margin (health.DeadlineMargin, from its jitter estimate at the
 // down) + the link's largest RTT (the last reply may still be in flight at
 // the cut).
-// The interval is the active one if the path was active from the cut to the
-// detection, the idle one otherwise. Cuts shorter than 4 idle intervals are
+// The interval is the active one if the path was the engine's active path
+// (Move.Active) from the cut to the detection, the idle one otherwise (no
+// peer of the mesh goes idle, so the idle-peer slowdown never applies).
+// Cuts shorter than 4 idle intervals are
 // skipped (an idle path may legitimately miss them), and so are cuts that
 // start while the path may still be down from an earlier one.
 func (m *Mesh) CheckDetection() DetectionReport {

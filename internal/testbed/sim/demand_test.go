@@ -1,4 +1,4 @@
-package failover_test
+package sim_test
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/testbed/sim"
 )
@@ -19,7 +18,7 @@ func demandMesh(t *testing.T, seed uint64, dur time.Duration) *sim.Mesh {
 	t.Helper()
 	links := sim.RandomLinks(seed, 20, t0, dur)
 	sim.RandomTraffic(seed, links, t0, t0.Add(dur))
-	m := sim.New(seed, t0, health.DefaultSettings(), failover.DefaultSettings(), links)
+	m := sim.New(sim.Options{Seed: seed, Start: t0, Links: links})
 	m.Demand = true
 	if err := m.Run(t0.Add(dur)); err != nil {
 		t.Fatal(err)
@@ -75,13 +74,13 @@ func TestMeshDemandTrafficAloneNeverUp(t *testing.T) {
 			{Name: "consumer", Base: 10 * time.Millisecond, Loss: 1},
 		},
 	}
-	m := sim.New(9, t0, health.DefaultSettings(), failover.DefaultSettings(), links)
+	m := sim.New(sim.Options{Seed: 9, Start: t0, Links: links})
 	m.Demand = true
 	if err := m.Run(t0.Add(dur)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range links["p"] {
-		st, _ := m.Monitor.Stats(health.PathID{Peer: "p", Path: i})
+		st, _ := m.Engine.Stats("p", i)
 		if len(m.Ups) > 0 || st.State == health.Up || st.Suppressed > 0 || st.ProbesSent == 0 {
 			t.Fatalf("path %d: ups %v, stats %+v: want down, probed, nothing suppressed", i, m.Ups, st)
 		}

@@ -1,5 +1,5 @@
 //go:build !race
 
-package failover_test
+package sim_test
 
 const raceEnabled = false

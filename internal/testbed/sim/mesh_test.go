@@ -1,4 +1,4 @@
-package failover_test
+package sim_test
 
 import (
 	"fmt"
@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/core/failover"
-	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/testbed/sim"
 )
 
-// Properties of health.Monitor + failover.Selector together, checked on the
-// seeded simulated mesh of package sim (event-driven fake time: detection
-// has no tick granularity on top of its bound).
+// Properties of the engine's path health and selection together, checked
+// on the seeded simulated mesh (event-driven fake time: detection has no
+// tick granularity on top of its bound).
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -25,7 +24,7 @@ func TestMeshCutsDetectedAndFailedOver(t *testing.T) {
 	}
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			m := sim.New(seed, t0, health.DefaultSettings(), failover.DefaultSettings(), sim.RandomLinks(seed, 20, t0, dur))
+			m := sim.New(sim.Options{Seed: seed, Start: t0, Links: sim.RandomLinks(seed, 20, t0, dur)})
 			if err := m.Run(t0.Add(dur)); err != nil {
 				t.Fatal(err)
 			}
@@ -48,15 +47,34 @@ func TestMeshCutsDetectedAndFailedOver(t *testing.T) {
 	}
 }
 
+// Two runs from one seed, with traffic and redundancy, decide alike to the
+// nanosecond: switches, moves, copies, handshakes and sessions.
 func TestMeshDeterministic(t *testing.T) {
 	trace := func() string {
-		m := sim.New(7, t0, health.DefaultSettings(), failover.DefaultSettings(), sim.RandomLinks(7, 10, t0, time.Minute))
+		links := sim.RandomLinks(7, 10, t0, time.Minute)
+		sim.RandomTraffic(7, links, t0, t0.Add(time.Minute))
+		sel := failover.DefaultSettings()
+		sel.Redundancy = failover.RedundancyAuto
+		m := sim.New(sim.Options{Seed: 7, Start: t0, Selection: sel, Links: links})
+		m.Demand = true
 		if err := m.Run(t0.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		var b strings.Builder
 		for _, ev := range m.Events {
 			fmt.Fprintf(&b, "%v %v\n", ev.At.Sub(t0), ev)
+		}
+		for _, mv := range m.Moves {
+			fmt.Fprintf(&b, "%v move %s %d %d %v\n", mv.At.Sub(t0), mv.Peer, mv.Active, mv.Second, mv.Gap)
+		}
+		for _, r := range m.Redundancy {
+			fmt.Fprintf(&b, "%v copies %s %q\n", r.At.Sub(t0), r.Peer, r.To)
+		}
+		for _, h := range m.Handshakes {
+			fmt.Fprintf(&b, "%v handshake %s %s\n", h.At.Sub(t0), h.Peer, h.Reason)
+		}
+		for _, s := range m.Sessions {
+			fmt.Fprintf(&b, "%v session %s\n", s.At.Sub(t0), s.Peer)
 		}
 		return b.String()
 	}
@@ -88,7 +106,7 @@ func TestMeshJitterInsideMarginsNoSwitch(t *testing.T) {
 					{Name: "consumer", Base: c.cons, Jitter: c.jitter},
 				}
 			}
-			m := sim.New(11, t0, health.DefaultSettings(), failover.DefaultSettings(), links)
+			m := sim.New(sim.Options{Seed: 11, Start: t0, Links: links})
 			if err := m.Run(t0.Add(3 * time.Minute)); err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +131,7 @@ func TestMeshJitterNaiveSwitches(t *testing.T) {
 	}}
 	fs := failover.DefaultSettings()
 	fs.Selector = failover.SelectorNaive
-	m := sim.New(11, t0, health.DefaultSettings(), fs, links)
+	m := sim.New(sim.Options{Seed: 11, Start: t0, Selection: fs, Links: links})
 	if err := m.Run(t0.Add(2 * time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +150,7 @@ func TestMeshScriptedOutage(t *testing.T) {
 		{Name: "direct", Base: 10 * time.Millisecond, Cuts: []sim.Window{cut}},
 		{Name: "consumer", Base: 30 * time.Millisecond},
 	}}
-	m := sim.New(3, t0, health.DefaultSettings(), failover.DefaultSettings(), links)
+	m := sim.New(sim.Options{Seed: 3, Start: t0, Links: links})
 	if err := m.Run(t0.Add(60 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
