@@ -58,6 +58,9 @@ type Options struct {
 	Metrics   *metrics.Metrics
 	// Resolver, when set, replaces the DNS lookups of endpoint names.
 	Resolver Resolver
+	// Rand draws the probe schedule's jitter; nil seeds one from the
+	// clock. The golden traces give a seeded one.
+	Rand health.Rand
 	// LogLevel, when set, is the level of Logger's handler: Apply sets it
 	// from log.level, so a reload changes the level. Without it a change
 	// of log.level is refused (a restart is needed).
@@ -184,6 +187,9 @@ func (opts Options) withDefaults() Options {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
+	if opts.Rand == nil {
+		opts.Rand = newRand()
+	}
 	return opts
 }
 
@@ -210,7 +216,7 @@ func newAgent(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	a.eng = engine.New(engine.Options{
 		Self:      cfg.PrivateKey.PublicKey(),
-		Rand:      newRand(),
+		Rand:      opts.Rand,
 		Selection: failoverSettings(cfg.Health),
 		Facts:     facts{a},
 	})
@@ -242,6 +248,12 @@ func (a *Agent) startDataplane(cfg *config.Config, resolved map[string][]pathSta
 	} else {
 		dp.bind.SetClock(a.clock.Now)
 	}
+	return a.applyFirst(cfg, resolved)
+}
+
+// applyFirst applies the first configuration, cfg, with the endpoints in
+// resolved, to a data plane that is up.
+func (a *Agent) applyFirst(cfg *config.Config, resolved map[string][]pathState) error {
 	a.cfg = &config.Config{Name: cfg.Name, PrivateKey: cfg.PrivateKey, Health: cfg.Health}
 	if err := a.apply(cfg, resolved, true); err != nil {
 		return err

@@ -292,7 +292,7 @@ func (a *Agent) onReply(r probeReply) {
 // current keys are dropped first (the peer restarted and lost them), which
 // also lifts wireguard-go's limit of one initiation per 5 s.
 func (a *Agent) handshake(st *peerState, reason string, expire bool) {
-	if err := a.dp.hs.Initiate(st.cfg.PublicKey, expire); err != nil {
+	if err := a.dp.hs.Initiate(st.cfg.PublicKey, reason, expire); err != nil {
 		a.log.Debug("handshake initiation", "peer", st.cfg.Name, "err", err)
 	}
 	a.metrics.HandshakeInitiated(st.cfg.Name, reason)

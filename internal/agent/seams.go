@@ -19,17 +19,18 @@ type wgDevice interface {
 }
 
 // handshaker starts WireGuard handshakes with a peer, by its public key;
-// with expire, the current keys are dropped first. deviceHandshaker
-// implements it over the wireguard-go device.
+// with expire, the current keys are dropped first. reason is why
+// (engine.ReasonStartup and the others), for fakes that record it.
+// deviceHandshaker implements it over the wireguard-go device.
 type handshaker interface {
-	Initiate(peer keys.Public, expire bool) error
+	Initiate(peer keys.Public, reason string, expire bool) error
 }
 
 // deviceHandshaker starts handshakes on a wireguard-go device. A peer the
 // device does not have is no error: it was removed meanwhile.
 type deviceHandshaker struct{ dev *device.Device }
 
-func (d deviceHandshaker) Initiate(peer keys.Public, expire bool) error {
+func (d deviceHandshaker) Initiate(peer keys.Public, _ string, expire bool) error {
 	p := d.dev.LookupPeer(device.NoisePublicKey(peer))
 	if p == nil {
 		return nil

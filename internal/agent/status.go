@@ -19,12 +19,14 @@ const eventLogSize = 64
 
 // eventLog is a ring of the most recent path switches.
 type eventLog struct {
-	buf  [eventLogSize]status.Event
-	next int
-	n    int
+	buf   [eventLogSize]status.Event
+	next  int
+	n     int
+	added uint64 // every event ever added
 }
 
 func (l *eventLog) add(e status.Event) {
+	l.added++
 	l.buf[l.next] = e
 	l.next = (l.next + 1) % eventLogSize
 	if l.n < eventLogSize {

@@ -25,7 +25,12 @@ func (a *Agent) step(now time.Time) {
 func (a *Agent) housekeep(now time.Time) {
 	h := engine.Housekeep{Peers: a.trafficBuf[:0]}
 	a.engSrc = a.engSrc[:0]
-	for name, st := range a.peers {
+	for _, p := range a.cfg.Peers { // in configuration order: the engine's outputs come in it
+		name := p.Name
+		st, ok := a.peers[name]
+		if !ok {
+			continue
+		}
 		// One Bind lookup per peer and round, into one buffer: with many
 		// peers this loop is most of the round.
 		c, _ := a.dp.paths.Counters(name, a.srcBuf)

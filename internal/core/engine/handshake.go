@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/liqo-relay/relay/internal/core/keys"
@@ -104,19 +106,23 @@ func (e *Engine) runDeferred(p *peer, now time.Time) {
 
 // holdAll holds our initiations to every peer from now on (HoldAll).
 func (e *Engine) holdAll(now time.Time) {
-	for name, p := range e.peers {
-		p.heldAt = now
+	for _, name := range e.names() {
+		e.peers[name].heldAt = now
 		e.ready.Holds = append(e.ready.Holds, Hold{Peer: name, Hold: true})
 	}
 }
 
 // releaseAll ends every hold (ReleaseAll).
 func (e *Engine) releaseAll() {
-	for name, p := range e.peers {
-		p.heldAt = time.Time{}
+	for _, name := range e.names() {
+		e.peers[name].heldAt = time.Time{}
 		e.ready.Holds = append(e.ready.Holds, Hold{Peer: name, Hold: false})
 	}
 }
+
+// names are the peers' names, sorted: outputs for every peer come in
+// this order.
+func (e *Engine) names() []string { return slices.Sorted(maps.Keys(e.peers)) }
 
 // releaseHold lets our initiations to p go out again once a session under
 // our new key exists or InitiationHold has passed.

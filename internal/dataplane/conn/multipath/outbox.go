@@ -27,6 +27,17 @@ func (o *Outbox) Add(pkt []byte, to netip.AddrPort) {
 	o.dsts = append(o.dsts, to)
 }
 
+// Drain hands each waiting datagram to f, in order, and empties o: what a
+// fake transport does instead of Flush. pkt is valid only during the call.
+func (o *Outbox) Drain(f func(pkt []byte, to netip.AddrPort)) {
+	start := 0
+	for i, end := range o.ends {
+		f(o.data[start:end:end], o.dsts[i])
+		start = end
+	}
+	o.reset()
+}
+
 // Len is the number of datagrams waiting.
 func (o *Outbox) Len() int { return len(o.ends) }
 
