@@ -17,7 +17,9 @@ LIQO_GO := GONOSUMDB=github.com/liqotech/virtual-kubelet GOFLAGS=-mod=mod $(GO)
 # jq: the checks of perf/'s analysis and gate on synthetic results.
 # test/liqo/lab.sh (the real-Liqo lab) uses ip, nft, openssl, jq and
 # sysctl (procps); kube-proxy's nftables mode runs nft.
-TEST_DEBS := iproute2 iputils-ping nftables openssl jq procps
+# busybox: the pod runner's tests run containers of the busybox image as
+# the host's busybox (sh, httpd).
+TEST_DEBS := iproute2 iputils-ping nftables openssl jq procps busybox
 
 .PHONY: all build image test unit e2e deps demo demo-k8s bench lint fmt vet staticcheck clean generate k8s-tools liqo-tools manifests help
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
