@@ -68,7 +68,7 @@ func TestPingAndStatusCommands(t *testing.T) {
 		if a := agents[0].AdminAddr(); a != nil {
 			addr = a.String()
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // real: polls for the relay's admin listener to open
 	}
 
 	code, out, stderr := runCmd(t, "", "ping", "provider-b", "--admin", addr)

@@ -140,7 +140,7 @@ func waitDirectHandshake(t *testing.T, admin, cfgPath string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no handshake on the direct path:\n%s", out)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // real: polls the relay process for its first handshake
 	}
 }
 

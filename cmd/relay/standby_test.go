@@ -61,7 +61,7 @@ func TestStandbyUntilActive(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("standby /readyz never answered: %v", err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // real: polls the relay process's /readyz
 	}
 	select {
 	case err := <-done:

@@ -158,7 +158,7 @@ func TestBlackholeDuringTransfer(t *testing.T) {
 	x.waitQuarter(t)
 	cutAt := time.Now()
 	b.direct.Cut(true)
-	time.Sleep(200 * time.Millisecond) // the blackhole's length, not a wait for state
+	time.Sleep(200 * time.Millisecond) // real: the blackhole's length on the real data path, not a wait for state
 	b.direct.Cut(false)
 	r := x.finish(t, b, cutAt)
 	t.Logf("%d MB in %s; longest stall seen by the receiver: %s; A's path to B now %s",

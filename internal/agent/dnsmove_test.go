@@ -163,7 +163,7 @@ func TestEndpointNameMovesMidStream(t *testing.T) {
 		// Measuring: move at a random phase of the 750 ms refresh cycle,
 		// so that the runs spread over it (the stream's start otherwise
 		// fixes the phase).
-		time.Sleep(time.Duration(rand.Int64N(int64(750 * time.Millisecond))))
+		time.Sleep(time.Duration(rand.Int64N(int64(750 * time.Millisecond)))) // real: a random phase of the real resolver's refresh cycle (measuring only)
 	}
 
 	moved := time.Now()

@@ -63,7 +63,7 @@ func (b *bed) flood(ctx context.Context, wg *sync.WaitGroup, to string) {
 		for i := 0; ctx.Err() == nil; i++ {
 			_, _ = c.WriteToUDP(pkts[i%len(pkts)], dst)
 			if i%floodBatch == floodBatch-1 {
-				time.Sleep(time.Millisecond)
+				time.Sleep(time.Millisecond) // real: paces the flood so the kernel's socket buffers keep up
 			}
 		}
 	})

@@ -47,7 +47,7 @@ func TestForgedProbeFloodFromPathAddressKeepsPathsUp(t *testing.T) {
 				sendErrs++
 			}
 			if i%floodBatch == floodBatch-1 {
-				time.Sleep(time.Millisecond)
+				time.Sleep(time.Millisecond) // real: paces the flood so the kernel's socket buffers keep up
 			}
 		}
 	})

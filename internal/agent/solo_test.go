@@ -112,7 +112,7 @@ func TestIdleOwnerLoopSleeps(t *testing.T) {
 		if _, house := agent.Wakeups(a); house >= 5 {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // real: polls the running relay's owner loop for its housekeeping wakes
 	}
 	timer, house := agent.Wakeups(a)
 	// One wake-up is the loop's first step, at once.

@@ -241,7 +241,7 @@ func startSpoofer(raw *rawUDP, srcPort, dstPort uint16, recorded [][]byte) *spoo
 			} else {
 				sp.sent++
 			}
-			time.Sleep(time.Millisecond) // well within a detect time
+			time.Sleep(time.Millisecond) // real: paces the spoofed datagrams on real sockets, well within a detect time
 		}
 	})
 	return sp

@@ -176,3 +176,59 @@ func TestArchitectureRulesCatch(t *testing.T) {
 		t.Errorf("stale %v, want [internal/c]", got)
 	}
 }
+
+// TestSleepsSayWhatRealThingTheyWaitFor: every time.Sleep in a test waits
+// for (or paces) something real, a kernel, socket, process or server,
+// and says which in a comment starting with SleepMark. The count is
+// logged (go test -v) for the record.
+func TestSleepsSayWhatRealThingTheyWaitFor(t *testing.T) {
+	root, files := tree(t)
+	n, inFiles := 0, 0
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sleeps, err := Sleeps(f, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sleeps) > 0 {
+			inFiles++
+		}
+		for _, s := range sleeps {
+			n++
+			if s.Reason == "" {
+				t.Errorf("%s: time.Sleep without a %q comment on its line or the one above: say what real thing it waits for, or run the test on fake time (testing/synctest, the engine)", s.Where, SleepMark)
+			}
+		}
+	}
+	t.Logf("%d time.Sleep calls in %d test files", n, inFiles)
+}
+
+func TestSleepRuleCatches(t *testing.T) {
+	src := `package p
+
+import (
+	"testing"
+	clock "time"
+)
+
+func TestX(t *testing.T) {
+	clock.Sleep(1) // real: the kernel
+	// real: a process starting
+	clock.Sleep(2)
+	clock.Sleep(3) // waits for state
+}
+`
+	got, err := Sleeps("p_test.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Reason != "the kernel" || got[1].Reason != "a process starting" || got[2].Reason != "" {
+		t.Fatalf("sleeps: %+v", got)
+	}
+}

@@ -318,7 +318,7 @@ func (tp *topology) dial(b *testing.B, dst string, retry time.Duration) net.Conn
 			if err == nil || time.Now().After(deadline) {
 				return err
 			}
-			time.Sleep(50 * time.Millisecond) // an external process is starting: nothing to wait on
+			time.Sleep(50 * time.Millisecond) // real: an external process is starting, with nothing to wait on
 		}
 	})
 	if err != nil {

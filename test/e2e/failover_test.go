@@ -116,7 +116,7 @@ func TestE2EFailover(t *testing.T) {
 		t.Fatalf("the stream does not flow before any cut: %v", err)
 	}
 	// A second of undisturbed stream: the machine's noise floor.
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // real: a second of undisturbed stream between real relays, the machine's noise floor
 
 	method := BlackholeMethod()
 	t.Logf("cutting the direct path %d times by %s, %v each, at least %v apart; stream every %v",
@@ -133,7 +133,7 @@ func TestE2EFailover(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cut %d: the stream did not resume over the consumer path: %v", i, err)
 		}
-		time.Sleep(time.Until(cut.Add(failoverHold)))
+		time.Sleep(time.Until(cut.Add(failoverHold))) // real: the link stays cut for failoverHold on the real testbed
 
 		top.UnblackholeDirect(t)
 		restore := time.Now()
@@ -149,9 +149,9 @@ func TestE2EFailover(t *testing.T) {
 			if settled := time.Now().Add(failbackSettle); settled.After(next) {
 				next = settled
 			}
-			time.Sleep(time.Until(next))
+			time.Sleep(time.Until(next)) // real: the real relays fail back and settle before the next cut
 		} else {
-			time.Sleep(failbackSettle)
+			time.Sleep(failbackSettle) // real: the real relays fail back and settle
 		}
 	}
 	end := time.Now()
@@ -284,7 +284,7 @@ func waitPath(t *testing.T, r *Relay, path string, within time.Duration) {
 			}
 			t.Fatalf("%s: peer not active on %q within %v:\n%s\nevents:\n%s", r.Side.Name, path, within, formatPaths(st), formatEvents(st.Events))
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // real: polls a real relay's status
 	}
 }
 

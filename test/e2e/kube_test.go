@@ -104,7 +104,7 @@ func TestE2EKubernetes(t *testing.T) {
 	if _, err := stream.WaitAnsweredAfter(time.Now(), 5*time.Second); err != nil {
 		t.Fatalf("the stream does not flow before the restart: %v", err)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // real: a second of stream between real relays before the restart
 	restart := time.Now()
 	a.RestartAPIServer(t, apiDown)
 	ready := time.Now()
@@ -112,7 +112,7 @@ func TestE2EKubernetes(t *testing.T) {
 	if _, err := stream.WaitAnsweredAfter(ready, 5*time.Second); err != nil {
 		t.Fatalf("the stream stopped across the API server restart: %v", err)
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // real: the stream runs on across the restarted API server
 	stream.Stop()
 	samples := stream.Samples()
 	lost, across, sent := 0, 0, 0

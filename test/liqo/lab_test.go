@@ -154,7 +154,7 @@ func eventually(t *testing.T, what string, d time.Duration, f func() error) {
 		if time.Now().After(end) {
 			t.Fatalf("%s: not within %v: %v", what, d, err)
 		}
-		time.Sleep(time.Second) // polls a real cluster: Liqo's controllers act when they do
+		time.Sleep(time.Second) // real: Liqo's controllers on a real cluster act when they do
 	}
 }
 

@@ -108,6 +108,7 @@ func TestServerFloodDoesNotStarveOthers(t *testing.T) {
 	// The calm source asks only once the flood is being limited, so that
 	// its queries meet a limiter under pressure however slowly the flood
 	// starts on a loaded machine.
+	// real: polls the server under a flood over real UDP sockets.
 	for deadline := time.Now().Add(30 * time.Second); limited.Load() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the flood was never limited")

@@ -73,7 +73,7 @@ func TestNetstackCloseLeavesNoGoroutines(t *testing.T) {
 			t.Fatalf("%d goroutines after Close, baseline %d:\n%s", runtime.NumGoroutine(), baseline, nsOurStacks(buf))
 		}
 		runtime.Gosched()
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // real: the netstack's goroutines take their time to exit
 	}
 }
 

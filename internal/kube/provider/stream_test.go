@@ -83,7 +83,7 @@ func startStream(t *testing.T, a, b *relay) *stream {
 // how many datagrams were sent and how many got no answer.
 func (s *stream) stop() (sent, lost int) {
 	s.cancel()
-	time.Sleep(time.Second) // answers still in flight: nothing to poll for
+	time.Sleep(time.Second) // real: answers still in flight between real relays: nothing to poll for
 	for _, c := range s.closers {
 		_ = c()
 	}
@@ -105,6 +105,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // real: polls real relays and a real API server
 	}
 }

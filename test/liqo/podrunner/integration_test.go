@@ -349,7 +349,7 @@ func TestRunnerRunsAPod(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the secret volume still says the old value after 30 s")
 		}
-		time.Sleep(200 * time.Millisecond) // polls the real runner: its informer delivers the Secret's update when it does
+		time.Sleep(200 * time.Millisecond) // real: the runner's informer delivers the Secret's update when it does
 	}
 
 	// An unsupported pod waits, says why, and gets an Event.
@@ -429,7 +429,7 @@ spec:
 		if time.Now().After(deadline) {
 			t.Fatalf("pod web not recreated by the new runner after 60 s: %+v", pod.Status)
 		}
-		time.Sleep(200 * time.Millisecond) // polls a real API server for the new runner's status write
+		time.Sleep(200 * time.Millisecond) // real: a real API server takes the new runner's status write
 	}
 	for name, pid := range pids {
 		if err := syscall.Kill(pid, 0); err == nil {

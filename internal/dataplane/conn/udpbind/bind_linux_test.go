@@ -202,7 +202,7 @@ func TestCloseEndsReceive(t *testing.T) {
 		_, err := a.fns[0](bufs, make([]int, 1), make([]conn.Endpoint, 1))
 		done <- err
 	}()
-	time.Sleep(10 * time.Millisecond) // let it block (the test holds either way)
+	time.Sleep(10 * time.Millisecond) // real: lets the receive block in the kernel (the test holds either way)
 	if err := a.b.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -48,7 +48,7 @@ func eventually(t *testing.T, what string, cond func() (bool, string)) {
 			return
 		}
 		last = s
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // real: polls the operator's view of real API servers
 	}
 	t.Fatalf("%s: not reached; last: %s", what, last)
 }

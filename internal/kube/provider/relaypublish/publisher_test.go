@@ -175,7 +175,7 @@ func TestPublisherFollowsSpecAndService(t *testing.T) {
 	f.mu.Unlock()
 	p.poke()
 	p.poke()
-	time.Sleep(50 * time.Millisecond) // nothing to wait for: a write here would be the bug
+	time.Sleep(50 * time.Millisecond) // real: the publisher's goroutines get time to write; a write here would be the bug
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.writes != n {
@@ -190,6 +190,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // real: polls the publisher's informers and goroutines
 	}
 }
