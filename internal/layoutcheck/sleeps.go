@@ -12,13 +12,17 @@ import (
 // line or the line above: what real kernel, socket, process or server it
 // waits for or paces. A sleep that waits for a decision has no place in a
 // test: decisions run on fake time (internal/core/engine, the simulator,
-// the golden traces).
+// the golden traces), and a sleep inside a testing/synctest bubble moves
+// its fake clock, which needs no reason.
 const SleepMark = "real:"
 
 // Sleep is one time.Sleep call of a test file.
 type Sleep struct {
 	Where  string // path:line
 	Reason string // the comment after SleepMark; "" when there is none
+	// Bubble: the sleep runs inside a testing/synctest bubble, on its
+	// fake clock, and needs no reason.
+	Bubble bool
 }
 
 // Sleeps lists the time.Sleep calls of a Go test source, with the reason
@@ -29,15 +33,7 @@ func Sleeps(path string, src []byte) ([]Sleep, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", path, err)
 	}
-	timeName := ""
-	for _, imp := range f.Imports {
-		if imp.Path.Value == `"time"` {
-			timeName = "time"
-			if imp.Name != nil {
-				timeName = imp.Name.Name
-			}
-		}
-	}
+	timeName, synctestName := importName(f, "time"), importName(f, "testing/synctest")
 	if timeName == "" {
 		return nil, nil
 	}
@@ -49,26 +45,64 @@ func Sleeps(path string, src []byte) ([]Sleep, error) {
 			}
 		}
 	}
-	var out []Sleep
+	// bubbles are the source ranges of the functions given to
+	// synctest.Test.
+	var bubbles [][2]token.Pos
+	var sleeps []*ast.CallExpr
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
 		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok || sel.Sel.Name != "Sleep" {
-			return true
+		switch {
+		case isCall(call, synctestName, "Test"):
+			for _, a := range call.Args {
+				if fl, ok := a.(*ast.FuncLit); ok {
+					bubbles = append(bubbles, [2]token.Pos{fl.Pos(), fl.End()})
+				}
+			}
+		case isCall(call, timeName, "Sleep"):
+			sleeps = append(sleeps, call)
 		}
-		if id, ok := sel.X.(*ast.Ident); !ok || id.Name != timeName {
-			return true
-		}
+		return true
+	})
+	var out []Sleep
+	for _, call := range sleeps {
 		line := fset.Position(call.Pos()).Line
 		reason, ok := reasons[line]
 		if !ok {
 			reason = reasons[line-1]
 		}
-		out = append(out, Sleep{Where: fmt.Sprintf("%s:%d", path, line), Reason: reason})
-		return true
-	})
+		s := Sleep{Where: fmt.Sprintf("%s:%d", path, line), Reason: reason}
+		for _, b := range bubbles {
+			if call.Pos() >= b[0] && call.End() <= b[1] {
+				s.Bubble = true
+			}
+		}
+		out = append(out, s)
+	}
 	return out, nil
+}
+
+// importName is the name a file imports path under, "" when it does not.
+func importName(f *ast.File, path string) string {
+	for _, imp := range f.Imports {
+		if imp.Path.Value == `"`+path+`"` {
+			if imp.Name != nil {
+				return imp.Name.Name
+			}
+			return path[strings.LastIndex(path, "/")+1:]
+		}
+	}
+	return ""
+}
+
+// isCall reports whether call is pkg.name(...), pkg being an import name.
+func isCall(call *ast.CallExpr, pkg, name string) bool {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || pkg == "" || sel.Sel.Name != name {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == pkg
 }

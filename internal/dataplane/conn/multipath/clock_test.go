@@ -42,7 +42,7 @@ func TestMoveRealClock(t *testing.T) {
 		b.SetPeer("b", []Path{pathA, pathB})
 		ep := peerEP(t, b, "b")
 		b.SetActive("b", 1)
-		time.Sleep(time.Millisecond) // real: the monotonic clock must move: the bind clock's 0 means "never sent"
+		time.Sleep(time.Millisecond) // the clock must move: the bind clock's 0 means "never sent"
 		sendTo(t, b, inner, ep, 1)
 
 		gap := 5 * time.Millisecond
@@ -53,7 +53,7 @@ func TestMoveRealClock(t *testing.T) {
 		if got := sendTo(t, b, inner, ep, 2); len(got) != 1 || got[0] != pathB {
 			t.Fatalf("back-to-back send went to %v, want B", got)
 		}
-		time.Sleep(gap) // real: a pause in the traffic, on the monotonic clock the Bind reads
+		time.Sleep(gap) // a pause in the traffic
 		if got := sendTo(t, b, inner, ep, 3); len(got) != 1 || got[0] != pathA {
 			t.Fatalf("after a %v pause sent to %v, want A", gap, got)
 		}

@@ -47,7 +47,7 @@ func TestWaitBurst(t *testing.T) {
 		kick <- struct{}{}
 		start := time.Now()
 		go func() {
-			time.Sleep(100 * time.Millisecond) // real: a second change within the feed's burst, on its real timer
+			time.Sleep(100 * time.Millisecond) // a second change within the burst
 			kick <- struct{}{}
 		}()
 		if !waitBurst(ctx, kick, 200*time.Millisecond) {
