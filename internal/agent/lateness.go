@@ -8,14 +8,6 @@ import (
 	"github.com/liqo-relay/relay/internal/core/health"
 )
 
-// minStall is the smallest lateness of the owner loop reported to the
-// health monitor as a stall (health.Monitor.Stalled). Below it is timer
-// slop: Go's timers wake within tens of µs on an idle machine, and the
-// monitor ignores a stall shorter than a quarter of a path's interval
-// anyway (5 ms at a 20 ms interval), so smaller reports would only cost a
-// pass over the paths on every wake.
-const minStall = time.Millisecond
-
 // wakePlan is when the owner loop's timer is due: armed when the loop goes
 // to sleep, after its step. Only a wake by that timer is measured against
 // it, at the moment the timer's tick is received: the loop's own work (a
@@ -36,13 +28,12 @@ func (w wakePlan) late(woke time.Time) time.Duration {
 }
 
 // reportLateness records how late the owner loop's timer woke it (late,
-// wakePlan) and tells the monitor, at now, about a stall of at least
-// minStall: the time the relay could not run does not count as silence of
-// its paths (docs/failover.md, "Aggressive timers").
+// wakePlan) and tells the engine, at now, which decides whether it is a
+// stall (engine.MinStall): the time the relay could not run does not
+// count as silence of its paths (docs/failover.md, "Aggressive timers").
 func (a *Agent) reportLateness(late time.Duration, now time.Time) {
 	a.metrics.ScheduleDelay(metrics.ScheduleWake, late)
-	if late >= minStall {
-		a.metrics.Stall(late)
+	if late > 0 {
 		a.carryOut(a.eng.Step(now, engine.Stall{Late: late}))
 	}
 }

@@ -29,6 +29,9 @@ func (a *Agent) carryOut(r *engine.Ready) {
 		a.flushProbes()
 	}
 	a.reportSendDelay(r.Due)
+	if r.Stalled > 0 {
+		a.metrics.Stall(r.Stalled)
+	}
 	for _, m := range r.RTTs {
 		a.recordRTT(m)
 	}
@@ -78,6 +81,9 @@ func (a *Agent) carryOut(r *engine.Ready) {
 // switch, and moves of peers to their next key. They run last, from copies:
 // each answer steps the engine, which reuses r.
 func (a *Agent) followUp(r *engine.Ready) {
+	if r.SwitchKey == nil && len(r.MoveKeys) == 0 {
+		return
+	}
 	var sw *engine.KeySwitch
 	if r.SwitchKey != nil {
 		k := *r.SwitchKey

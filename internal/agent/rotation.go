@@ -143,6 +143,10 @@ func (a *Agent) onRotationSignal(r probeReply) {
 func (a *Agent) switchKey(d engine.KeySwitch, now time.Time) {
 	n := a.next
 	if n == nil {
+		// The engine staged a key the shell no longer has: it must hear
+		// the switch did not happen, or it holds our initiations for good.
+		a.log.Error("key rotation: the engine asked for a switch, but no next key is staged")
+		a.carryOut(a.eng.Step(now, engine.SwitchFailed{}))
 		return
 	}
 	if err := a.dp.wg.IpcSet(fmt.Sprintf("private_key=%s\n", n.priv.Hex())); err != nil {

@@ -228,14 +228,15 @@ func TestX(t *testing.T) {
 	clock.Sleep(2)
 	clock.Sleep(3) // waits for state
 	synctest.Test(t, func(t *testing.T) { clock.Sleep(4) })
+	clock.Sleep(5) // synctest: a helper's, in a bubble
 }
 `
 	got, err := Sleeps("p_test.go", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 4 || got[0].Reason != "the kernel" || got[1].Reason != "a process starting" || got[2].Reason != "" ||
-		got[2].Bubble || !got[3].Bubble {
+	if len(got) != 5 || got[0].Reason != "the kernel" || got[1].Reason != "a process starting" || got[2].Reason != "" ||
+		got[2].Bubble || !got[3].Bubble || !got[4].Bubble {
 		t.Fatalf("sleeps: %+v", got)
 	}
 }

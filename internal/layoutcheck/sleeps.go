@@ -16,6 +16,11 @@ import (
 // its fake clock, which needs no reason.
 const SleepMark = "real:"
 
+// BubbleMark starts the comment of a sleep in a helper that runs inside a
+// testing/synctest bubble (it moves the bubble's fake clock) but outside
+// the function given to synctest.Test, where Sleeps cannot see it.
+const BubbleMark = "synctest:"
+
 // Sleep is one time.Sleep call of a test file.
 type Sleep struct {
 	Where  string // path:line
@@ -38,10 +43,15 @@ func Sleeps(path string, src []byte) ([]Sleep, error) {
 		return nil, nil
 	}
 	reasons := map[int]string{} // line -> reason of a comment on it
+	marked := map[int]bool{}    // line -> a BubbleMark comment is on it
 	for _, g := range f.Comments {
 		for _, c := range g.List {
+			line := fset.Position(c.Pos()).Line
 			if _, after, ok := strings.Cut(c.Text, SleepMark); ok {
-				reasons[fset.Position(c.Pos()).Line] = strings.TrimSpace(after)
+				reasons[line] = strings.TrimSpace(after)
+			}
+			if strings.Contains(c.Text, BubbleMark) {
+				marked[line] = true
 			}
 		}
 	}
@@ -73,7 +83,7 @@ func Sleeps(path string, src []byte) ([]Sleep, error) {
 		if !ok {
 			reason = reasons[line-1]
 		}
-		s := Sleep{Where: fmt.Sprintf("%s:%d", path, line), Reason: reason}
+		s := Sleep{Where: fmt.Sprintf("%s:%d", path, line), Reason: reason, Bubble: marked[line] || marked[line-1]}
 		for _, b := range bubbles {
 			if call.Pos() >= b[0] && call.End() <= b[1] {
 				s.Bubble = true

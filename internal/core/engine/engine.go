@@ -10,7 +10,7 @@ import (
 
 // Options configure an Engine.
 type Options struct {
-	// Self is our running public key (Engine.SetSelf changes it).
+	// Self is our running public key (KeySwitched changes it).
 	Self keys.Public
 	// Rand jitters the probe schedule; seed it for reproducible runs.
 	Rand health.Rand
@@ -69,7 +69,7 @@ func (e *Engine) Step(now time.Time, in Input) *Ready {
 	case Housekeep:
 		e.housekeep(in, now)
 	case Stall:
-		e.mon.Stalled(in.Late, now)
+		e.stalled(in.Late, now)
 	case SetPeer:
 		e.setPeer(in, now)
 	case RemovePeer:
@@ -97,11 +97,29 @@ func (e *Engine) Step(now time.Time, in Input) *Ready {
 	return &e.ready
 }
 
+// MinStall is the smallest lateness of the shell counted as a stall
+// (health.Monitor.Stalled). Below it is timer slop: Go's timers wake
+// within tens of µs on an idle machine, and the monitor ignores a stall
+// shorter than a quarter of a path's interval anyway (5 ms at a 20 ms
+// interval), so smaller ones would only cost a pass over the paths on
+// every wake.
+const MinStall = time.Millisecond
+
+// stalled takes a late wake of the shell (Stall): time the relay could not
+// run does not count as silence of its paths.
+func (e *Engine) stalled(late time.Duration, now time.Time) {
+	if late < MinStall {
+		return
+	}
+	e.mon.Stalled(late, now)
+	e.ready.Stalled = late
+}
+
 // NextDeadline is when the engine next needs a Tick: a probe or a path's
 // deadline, or a selector hold maturing (zero: only inputs wake it).
 func (e *Engine) NextDeadline() time.Time {
 	d := e.mon.NextDeadline()
-	if s := e.sel.NextDeadline(); !s.IsZero() && (d.IsZero() || s.Before(d)) {
+	if s := e.sel.Due(); !s.IsZero() && (d.IsZero() || s.Before(d)) {
 		d = s
 	}
 	return d

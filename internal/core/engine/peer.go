@@ -160,7 +160,6 @@ func (e *Engine) setPeer(in SetPeer, now time.Time) {
 	e.sel.SetPeer(spec.Name, specs, spec.Selection)
 	e.peers[spec.Name] = p
 	e.ready.Moves = append(e.ready.Moves, Move{Peer: spec.Name, Active: p.active, Second: p.secondIndex()})
-	e.observed = true
 }
 
 // assignSlots gives p's paths their slots: a path that old (the running
@@ -197,7 +196,6 @@ func (e *Engine) removePeer(name string) {
 	}
 	e.forget(p)
 	delete(e.peers, name)
-	e.observed = true
 }
 
 // forget drops the peer's health and selection history.
@@ -228,5 +226,4 @@ func (e *Engine) setAddr(in SetAddr, now time.Time) {
 	e.mon.RemovePath(old) // after SetPath: the peer's probe state stays
 	e.ready.Paths = append(e.ready.Paths, PathChange{Peer: in.Peer, Path: p.spec.Paths[i].Name, Index: i, Slot: p.slots[i], Up: false, At: now})
 	e.observe(p, i, now)
-	e.observed = true
 }

@@ -9,14 +9,19 @@ import (
 )
 
 // Ready is what one Step asks of the shell, to be carried out in the order
-// of its fields: probes first, then moves, routes, keepalives, handshakes
-// and holds. Its slices are the engine's own and valid until the next Step.
+// of its fields (the metric series of Forget and RemovedPaths may go
+// first): probes, then moves, routes, keepalives, handshakes and holds, a
+// key switch last. Its slices are the engine's own and valid until the
+// next Step.
 type Ready struct {
 	// Probes are the requests to send now, each to its path's address.
 	Probes []Probe
 	// Due are the probes the monitor scheduled that were sent or had no
 	// address (not those replaced by traffic), for the send-delay metric.
 	Due []health.Probe
+	// Stalled is the stall of the relay that a Stall input counted (zero:
+	// none, or timer slop below MinStall).
+	Stalled time.Duration
 	// RTTs are the round-trip times the replies of this step measured.
 	RTTs []RTT
 	// Paths are the paths that came up or went down.
@@ -38,7 +43,9 @@ type Ready struct {
 	// Holds start or end the holding of our handshake initiations.
 	Holds []Hold
 	// Observed is set when a path's answers came from a new address: the
-	// shell's index of path addresses must follow (Engine.Observed).
+	// shell's index of path addresses must follow (PeerView.Observed). A
+	// change of the peers or their addresses (SetPeer, RemovePeer,
+	// SetAddr) does not set it: the shell that made it knows.
 	Observed bool
 	// Forget are peers whose health history was dropped (removed, or
 	// replaced under another key): their metric series go.

@@ -68,6 +68,10 @@ type Selector struct {
 	// lastTick is the latest Tick's now: PathInfo reports penalties as of
 	// then.
 	lastTick time.Time
+	// due is the earliest deadline of any peer as of the latest Tick, and
+	// changed whether a peer was set or observed since (Due).
+	due     time.Time
+	changed bool
 }
 
 // New returns a Selector whose peers use s unless SetPeer gives them their
@@ -94,6 +98,7 @@ func (s *Selector) SetPeer(peer string, paths []PathSpec, ps Settings) {
 	}
 	p.s = ps
 	p.dirty = true
+	s.changed = true
 	old := p.paths
 	p.paths = make([]*pathState, 0, len(paths))
 	for _, spec := range paths {
@@ -152,6 +157,7 @@ func (s *Selector) Observe(peer, path string, o Observation, now time.Time) {
 	was := st.obs.Up
 	st.obs = o
 	p.dirty = true
+	s.changed = true
 	switch {
 	case was && !o.Up:
 		st.upSince = time.Time{}
@@ -224,18 +230,32 @@ func (s *Selector) Tick(now time.Time) []Event {
 	if now.After(s.lastTick) {
 		s.lastTick = now
 	}
+	s.due, s.changed = time.Time{}, false
 	for _, p := range s.byOrder {
-		if !p.dirty && (p.due.IsZero() || now.Before(p.due)) {
-			continue
+		if p.dirty || (!p.due.IsZero() && !now.Before(p.due)) {
+			ev, ok := p.decide(now)
+			p.dirty = false
+			p.due = p.deadline()
+			if ok {
+				evs = append(evs, ev)
+			}
 		}
-		ev, ok := p.decide(now)
-		p.dirty = false
-		p.due = p.deadline()
-		if ok {
-			evs = append(evs, ev)
-		}
+		s.due = earlier(s.due, p.due)
 	}
 	return evs
+}
+
+// Due is when the selector next needs a Tick, in constant time: the
+// earliest deadline as of the latest Tick (zero: none), or, when a peer
+// was set or observed since, the latest Tick's time, which is due at
+// once. NextDeadline computes the exact deadline instead, visiting every
+// path; a shell that ticks after every batch of observations, as the
+// relay's does, wakes at the same times with Due.
+func (s *Selector) Due() time.Time {
+	if s.changed {
+		return s.lastTick
+	}
+	return s.due
 }
 
 // Active returns the path carrying the peer's traffic, and false if the

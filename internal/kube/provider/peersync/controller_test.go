@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -229,38 +230,46 @@ func TestSetBaseRefusedKeepsOldBase(t *testing.T) {
 }
 
 func TestRunFollowsWatchEvents(t *testing.T) {
-	b := newBed(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.c.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		b := newBed(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- b.c.Run(ctx) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}()
+		settled(t, func() bool { return b.agent.applies() >= 1 }, "the initial apply")
+		kb := key(t)
+		b.api.put(relayPeer("provider-b", 0, kb, "10.72.0.0/16"))
+		settled(t, func() bool { c := b.agent.last(); _, ok := c.Peer("provider-b"); return ok }, "provider-b applied")
+		other := relayPeer("provider-x", 0, key(t), "10.75.0.0/16")
+		other.Labels[v1alpha1.RelayLabel] = "someone-else"
+		b.api.put(other)
+		b.api.remove("provider-b")
+		settled(t, func() bool { c := b.agent.last(); _, ok := c.Peer("provider-b"); return !ok }, "provider-b removed")
+		if _, ok := b.agent.last().Peer("provider-x"); ok {
+			t.Error("a RelayPeer of another relay was applied")
 		}
-	}()
-	waitFor(t, func() bool { return b.agent.applies() >= 1 }, "the initial apply")
-	kb := key(t)
-	b.api.put(relayPeer("provider-b", 0, kb, "10.72.0.0/16"))
-	waitFor(t, func() bool { c := b.agent.last(); _, ok := c.Peer("provider-b"); return ok }, "provider-b applied")
-	other := relayPeer("provider-x", 0, key(t), "10.75.0.0/16")
-	other.Labels[v1alpha1.RelayLabel] = "someone-else"
-	b.api.put(other)
-	b.api.remove("provider-b")
-	waitFor(t, func() bool { c := b.agent.last(); _, ok := c.Peer("provider-b"); return !ok }, "provider-b removed")
-	if _, ok := b.agent.last().Peer("provider-x"); ok {
-		t.Error("a RelayPeer of another relay was applied")
-	}
+	})
 }
 
-func waitFor(t *testing.T, cond func() bool, what string) {
+// settled waits, in the test's synctest bubble, until cond holds once
+// every goroutine of the bubble is blocked: the controller has done all it does
+// for what happened so far, its timers firing as the bubble's clock moves.
+func settled(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		synctest.Wait()
+		if cond() {
+			return
 		}
-		time.Sleep(10 * time.Millisecond) // real: polls the controller's informers and workqueue goroutines
+		if time.Now().After(deadline) {
+			t.Fatalf("the controller is idle without %s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // synctest: moves the bubble's clock to the controller's next timer
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -130,66 +131,74 @@ func (f *fakeRelays) relay(name string) *v1alpha1.Relay {
 }
 
 func TestPublisherFollowsSpecAndService(t *testing.T) {
-	f := newFake()
-	p := New(Options{Namespace: "ns", Name: "provider-a", Labels: map[string]string{"app": "relay"},
-		Info: Info{PublicKey: "PUB=", Addresses: []string{"100.80.0.1/32"}, ListenPort: 51900, Mode: "tun", Version: "v1", ProtocolVersion: 1,
-			Ready: func() (bool, string) { return true, "" }},
-		Relays: f, Services: f})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake()
+		p := New(Options{Namespace: "ns", Name: "provider-a", Labels: map[string]string{"app": "relay"},
+			Info: Info{PublicKey: "PUB=", Addresses: []string{"100.80.0.1/32"}, ListenPort: 51900, Mode: "tun", Version: "v1", ProtocolVersion: 1,
+				Ready: func() (bool, string) { return true, "" }},
+			Relays: f, Services: f})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
 
-	waitFor(t, "the Relay with its status", func() bool {
+		settled(t, "the Relay with its status", func() bool {
+			r := f.relay("provider-a")
+			return r != nil && r.Status.PublicKey == "PUB=" && r.Status.ListenPort == 51900 && r.Status.Ready &&
+				len(r.Status.Addresses) == 1 && r.Status.Addresses[0] == "100.80.0.1/32"
+		})
 		r := f.relay("provider-a")
-		return r != nil && r.Status.PublicKey == "PUB=" && r.Status.ListenPort == 51900 && r.Status.Ready &&
-			len(r.Status.Addresses) == 1 && r.Status.Addresses[0] == "100.80.0.1/32"
-	})
-	r := f.relay("provider-a")
-	if c := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionEndpointsKnown); c == nil || c.Reason != v1alpha1.ReasonNoEndpoints {
-		t.Errorf("EndpointsKnown %+v, want False/NoEndpoints", c)
-	}
-	if r.Labels["app"] != "relay" {
-		t.Errorf("labels %v", r.Labels)
-	}
-	f.setSpec("provider-a", v1alpha1.RelaySpec{ServiceRef: &v1alpha1.ServiceRef{Name: "relay"}})
-	waitFor(t, "ServiceNotFound", func() bool {
-		c := meta.FindStatusCondition(f.relay("provider-a").Status.Conditions, v1alpha1.ConditionEndpointsKnown)
-		return c != nil && c.Reason == v1alpha1.ReasonServiceNotFound
-	})
-	f.putService(service([]corev1.ServicePort{{Port: 51900, Protocol: corev1.ProtocolUDP}}))
-	f.putService(service([]corev1.ServicePort{{Port: 51900, Protocol: corev1.ProtocolUDP}}, corev1.LoadBalancerIngress{IP: "203.0.113.9"}))
-	waitFor(t, "the Service's ingress", func() bool {
-		eps := f.relay("provider-a").Status.Endpoints
-		return len(eps) == 1 && eps[0] == "203.0.113.9:51900"
-	})
-	// Steady state: no more writes.
-	defer func() {
-		cancel()
-		<-done
-		if r := f.relay("provider-a"); r.Status.Ready {
-			t.Error("status.ready still true after the publisher stopped")
+		if c := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionEndpointsKnown); c == nil || c.Reason != v1alpha1.ReasonNoEndpoints {
+			t.Errorf("EndpointsKnown %+v, want False/NoEndpoints", c)
 		}
-	}()
-	f.mu.Lock()
-	n := f.writes
-	f.mu.Unlock()
-	p.poke()
-	p.poke()
-	time.Sleep(50 * time.Millisecond) // real: the publisher's goroutines get time to write; a write here would be the bug
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.writes != n {
-		t.Errorf("%d status writes without a change", f.writes-n)
-	}
+		if r.Labels["app"] != "relay" {
+			t.Errorf("labels %v", r.Labels)
+		}
+		f.setSpec("provider-a", v1alpha1.RelaySpec{ServiceRef: &v1alpha1.ServiceRef{Name: "relay"}})
+		settled(t, "ServiceNotFound", func() bool {
+			c := meta.FindStatusCondition(f.relay("provider-a").Status.Conditions, v1alpha1.ConditionEndpointsKnown)
+			return c != nil && c.Reason == v1alpha1.ReasonServiceNotFound
+		})
+		f.putService(service([]corev1.ServicePort{{Port: 51900, Protocol: corev1.ProtocolUDP}}))
+		f.putService(service([]corev1.ServicePort{{Port: 51900, Protocol: corev1.ProtocolUDP}}, corev1.LoadBalancerIngress{IP: "203.0.113.9"}))
+		settled(t, "the Service's ingress", func() bool {
+			eps := f.relay("provider-a").Status.Endpoints
+			return len(eps) == 1 && eps[0] == "203.0.113.9:51900"
+		})
+		// Steady state: no more writes.
+		defer func() {
+			cancel()
+			<-done
+			if r := f.relay("provider-a"); r.Status.Ready {
+				t.Error("status.ready still true after the publisher stopped")
+			}
+		}()
+		f.mu.Lock()
+		n := f.writes
+		f.mu.Unlock()
+		p.poke()
+		p.poke()
+		synctest.Wait() // the publisher has done all it would for the pokes
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.writes != n {
+			t.Errorf("%d status writes without a change", f.writes-n)
+		}
+	})
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// settled waits, in the test's synctest bubble, until cond holds once
+// every goroutine of the bubble is blocked: the publisher has done all it does
+// for what happened so far, its timers firing as the bubble's clock moves.
+func settled(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		synctest.Wait()
+		if cond() {
+			return
 		}
-		time.Sleep(10 * time.Millisecond) // real: polls the publisher's informers and goroutines
+		if time.Now().After(deadline) {
+			t.Fatalf("the publisher is idle without %s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // synctest: moves the bubble's clock to the publisher's next timer
 	}
 }
