@@ -3,8 +3,9 @@
 # scenarios on the relays of two commits side by side, rotated: round 1
 # runs OLD then NEW, round 2 NEW then OLD, and so on, each in its own
 # testbed, so that the machine's drift over the run falls on both alike.
-# Both relays are built from `git archive` of their commit; the scenarios
-# and the testbed are this tree's. A SCENARIO is a script name under
+# Both relays (and, for the scale scenarios, which measure relays inside
+# one process, perf/cmd/scale) are built from `git archive` of their
+# commit; the scenarios and the testbed are this tree's. A SCENARIO is a script name under
 # perf/scenarios with its settings, e.g. "failover FAILOVER_CUTS=5
 # FAILOVER_SPACING=8" (one argument, quoted). Results go to
 # $AB_RESULTS (default /tmp/perf-ab)/<rev>/<round>/; the last lines printed
@@ -19,12 +20,17 @@ OUT=${AB_RESULTS:-/tmp/perf-ab}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-build() { # build REV: the relay of REV at $T/REV/relay
+build() { # build REV: the relay of REV at $T/REV/relay, its scale tool at $T/REV/scale
 	local rev=$1
 	mkdir -p "$T/$rev/src"
 	git -C "$REPO_ROOT" archive "$rev" | tar -x -C "$T/$rev/src" || die "no commit $rev"
 	log "building the relay of $rev"
 	(cd "$T/$rev/src" && go build -trimpath -o "$T/$rev/relay" ./cmd/relay) || die "building $rev failed"
+	# The scale scenarios measure relays in one process of perf/cmd/scale,
+	# not the relay binary: each commit's own.
+	if [ -d "$T/$rev/src/perf/cmd/scale" ]; then
+		(cd "$T/$rev/src" && go build -trimpath -o "$T/$rev/scale" ./perf/cmd/scale) || die "building $rev's perf/cmd/scale failed"
+	fi
 }
 build "$OLD"
 build "$NEW"
@@ -41,7 +47,11 @@ for r in $(seq "$ROUNDS"); do
 			mkdir -p "$dir"
 			log "=== round $r, $rev: $sc ==="
 			# shellcheck disable=SC2086 # env is a list of NAME=VALUE words
-			env RESULT=ab $env RELAY="$T/$rev/relay" PERF_RESULTS="$dir" PERF_COMMAND="perf/ab-scenarios.sh ($rev)" \
+			case $name in scale*)
+				[ -x "$T/$rev/scale" ] || { log "warning: $rev has no perf/cmd/scale: $name skipped"; continue; } ;;
+			esac
+			env RESULT=ab $env RELAY="$T/$rev/relay" SCALE_BIN="$T/$rev/scale" PERF_RESULTS="$dir" \
+				PERF_COMMAND="perf/ab-scenarios.sh ($rev)" \
 				"$PERF_ROOT/scenarios/$name.sh" || log "warning: $name on $rev failed in round $r"
 		done
 	done

@@ -10,5 +10,7 @@ elif .scenario == "latency" then
 	["direct rtt p50/p90 ms " + p(.rttMs.podToPodDirect), "overlay at zero delay p50/p90 ms " + p(.zeroDelay.relayOverlay)]
 elif .scenario == "throughput" then
 	["tun Mbit/s p50/p90 " + p(.mbps["relay-tun"]), "netstack Mbit/s p50/p90 " + p(.mbps["relay-netstack"])]
+elif .scenario == "scale-star" then
+	["hub CPU % per 1000 paths " + (.summary.hubCpuPercentPer1000Paths * 100 | round / 100 | tostring), "probes per path per s " + (.summary.hubProbesPerSecondPerPath * 100 | round / 100 | tostring)]
 else ["(no headline figures)"] end)
 | join("  ")
