@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/liqo-relay/relay/internal/control/admin"
+	"github.com/liqo-relay/relay/internal/core/engine"
 	"github.com/liqo-relay/relay/internal/core/health"
 	"github.com/liqo-relay/relay/internal/core/status"
 )
@@ -90,7 +91,7 @@ func (a *Agent) startPing(peer string) (*pingWait, error) {
 	}
 	v, _ := a.eng.Peer(peer)
 	for i := range st.cfg.Paths {
-		if !st.paths[i].addr.IsValid() || i >= len(v.Slots) {
+		if i >= len(v.Slots) || i >= len(v.Addrs) || !v.Addrs[i].IsValid() {
 			continue
 		}
 		// The same counter as the health probes to this peer: the peer
@@ -105,7 +106,7 @@ func (a *Agent) startPing(peer string) (*pingWait, error) {
 		w.keys = append(w.keys, k)
 		a.pings[k] = w
 		w.left++
-		a.sendProbeOn(health.Probe{ID: health.PathID{Peer: peer, Path: v.Slots[i]}, Nonce: n}, i)
+		a.sendProbeOn(engine.Probe{Probe: health.Probe{ID: health.PathID{Peer: peer, Path: v.Slots[i]}, Nonce: n}, To: v.Addrs[i], Path: i})
 	}
 	a.flushProbes()
 	if w.left == 0 {

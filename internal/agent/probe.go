@@ -245,11 +245,12 @@ func (a *Agent) flushProbes() {
 	}
 }
 
-// sendProbeOn queues request p on path i of its peer (the engine's
-// probe); the owner sends what a step queued at its end (flushProbes).
-func (a *Agent) sendProbeOn(p health.Probe, i int) {
+// sendProbeOn queues the engine's request p to its address; the owner
+// sends what a step queued at its end (flushProbes).
+func (a *Agent) sendProbeOn(p engine.Probe) {
 	st, ok := a.peers[p.ID.Peer]
-	if !ok || i >= len(st.paths) || !st.paths[i].addr.IsValid() {
+	i := p.Path
+	if !ok || i >= len(st.paths) || !p.To.IsValid() {
 		return
 	}
 	for _, key := range []*health.PeerKey{st.key, st.nextKey} {
@@ -261,7 +262,7 @@ func (a *Agent) sendProbeOn(p health.Probe, i int) {
 		var out [health.ProbeSize]byte
 		health.Marshal(&out, &health.Message{Kind: health.KindRequest, Path: uint16(p.ID.Path), Nonce: p.Nonce, Epoch: a.epoch, Sender: key.Ours()})
 		key.Seal(&out)
-		a.probeOut.Add(out[:], st.paths[i].addr)
+		a.probeOut.Add(out[:], p.To)
 	}
 	ps := &st.paths[i]
 	if !ps.hasSent {

@@ -23,7 +23,7 @@ func (a *Agent) carryOut(r *engine.Ready) {
 		a.metrics.RemovePath(p.Peer, p.Path)
 	}
 	for _, p := range r.Probes {
-		a.sendProbeOn(p.Probe, p.Path)
+		a.sendProbeOn(p)
 	}
 	if len(r.Probes) > 0 {
 		a.flushProbes()
@@ -94,9 +94,9 @@ func (a *Agent) followUp(r *engine.Ready) {
 	if sw != nil {
 		a.switchKey(*sw, now)
 	}
-	for _, name := range moves {
-		if st, ok := a.peers[name]; ok && st.nextKey != nil {
-			a.movePeer(st, now)
+	for _, mv := range moves {
+		if st, ok := a.peers[mv.Peer]; ok && st.nextKey != nil {
+			a.movePeer(st, mv, now)
 		}
 	}
 }

@@ -138,8 +138,8 @@ func (a *Agent) onRotationSignal(r probeReply) {
 // switchKey makes our next key the running one, as the engine decided
 // (its holds on our initiations are in place). It runs on the owner
 // goroutine, serialised with Apply. Setting the key is the only fallible
-// step; when it fails nothing else has changed and the engine decides
-// again at its next tick.
+// step; when it fails nothing else has changed, and the engine asks again
+// after engine.SwitchRetry.
 func (a *Agent) switchKey(d engine.KeySwitch, now time.Time) {
 	n := a.next
 	if n == nil {
@@ -220,11 +220,11 @@ func (a *Agent) notifySwitch(st *peerState) {
 	}
 }
 
-// movePeer moves st to its next public key: one IpcSet adds the WireGuard
-// peer under the new key with st's allowed IPs (taking them from the old
-// one) and removes the old one, and we initiate the new session at once.
-// When the IpcSet fails it is undone, st stays as it was, and the peer's
-// next request under the new key retries.
+// movePeer moves st to its next public key, as the engine decided (mv):
+// one IpcSet adds the WireGuard peer under the new key with st's allowed
+// IPs (taking them from the old one), its session started when mv says
+// so, and removes the old one. When the IpcSet fails it is undone, st
+// stays as it was, and the peer's next request under the new key retries.
 //
 // What this can lose: packets the peer sent on the old session that are
 // still inside WireGuard's receive pipeline when the allowed IPs move (the
@@ -233,17 +233,13 @@ func (a *Agent) notifySwitch(st *peerState) {
 // the old WireGuard peer when it is removed. That is at most the packets
 // in flight through one relay at that instant; wireguard-go offers no way
 // to wait for its queues to drain.
-func (a *Agent) movePeer(st *peerState, now time.Time) {
+func (a *Agent) movePeer(st *peerState, mv engine.KeyMove, now time.Time) {
 	nc := st.cfg
-	nc.PublicKey, nc.NextPublicKey = st.cfg.NextPublicKey, keys.Public{}
-	// The new key needs its session now, also when our first handshake
-	// with the peer is still deferred (engine.HandshakeDeferral): the peer's initiation went
-	// out before it notified us and we dropped it (initiateBeforeNotice).
-	was := a.view(st)
-	start := was.started || was.reachable
-	if err := a.dp.wg.IpcSet(peerUAPI(&nc, start) + removePeerUAPI(st.cfg.PublicKey)); err != nil {
+	nc.PublicKey, nc.NextPublicKey = mv.Key, keys.Public{}
+	if err := a.dp.wg.IpcSet(peerUAPI(&nc, mv.Start) + removePeerUAPI(st.cfg.PublicKey)); err != nil {
 		a.log.Error("key rotation: moving the peer to its next key", "peer", st.cfg.Name, "err", err)
-		if uerr := a.dp.wg.IpcSet(peerUAPI(&st.cfg, was.started) + removePeerUAPI(nc.PublicKey)); uerr != nil {
+		// Back to the peer as it ran: started as the engine has it.
+		if uerr := a.dp.wg.IpcSet(peerUAPI(&st.cfg, a.view(st).started) + removePeerUAPI(nc.PublicKey)); uerr != nil {
 			a.log.Error("key rotation: restoring the peer's old key", "peer", st.cfg.Name, "err", uerr)
 		}
 		return

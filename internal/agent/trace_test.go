@@ -2,9 +2,12 @@ package agent
 
 import (
 	"context"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +97,8 @@ func (r *shellRelay) Step(now time.Time, in engine.Input) trace.Actions {
 		a.reportLateness(in.Late, now)
 	case engine.PeerStaged:
 		a.onReply(probeReply{peer: in.Peer, rot: peerStaged, at: now})
+	case engine.PeerNotice:
+		a.onReply(probeReply{peer: in.Peer, rot: peerSwitched, at: now})
 	default:
 		panic(fmt.Sprintf("the shell under a trace takes no %T", in))
 	}
@@ -112,6 +117,9 @@ func (r *shellRelay) Stage(now time.Time, next keys.Private, deadline time.Durat
 }
 
 func (r *shellRelay) NextDeadline() time.Time { return r.a.eng.NextDeadline() }
+
+// FailNextSwitch makes the fake device refuse the next private key.
+func (r *shellRelay) FailNextSwitch() { r.rec.failKey = true }
 
 // take returns what the shell did since the last take: the recorder's
 // actions and the path switches its event log got.
@@ -139,6 +147,7 @@ type recorder struct {
 	byKey    map[string]string         // hex public key -> peer
 	counters map[string]multipath.Counters
 	acts     trace.Actions
+	failKey  bool // refuse the next private key once
 }
 
 func (r *recorder) SetPeer(string, []multipath.Path) {}
@@ -167,13 +176,20 @@ func (r *recorder) Redundant(string) (uint64, uint64) { return 0, 0 }
 // SendTo carries the notices of a key switch, which the trace does not log.
 func (r *recorder) SendTo([]byte, netip.AddrPort) error { return nil }
 
-// Flush records the probes the step queued.
+// Flush records the probes the step queued, once each: while a peer has
+// a next key staged, each probe goes out sealed under both of its keys.
 func (r *recorder) Flush(o *multipath.Outbox) error {
+	type sent struct {
+		to    netip.AddrPort
+		nonce uint64
+	}
+	seen := map[sent]bool{}
 	o.Drain(func(pkt []byte, to netip.AddrPort) {
 		var m health.Message
-		if health.Unmarshal(pkt, &m) != nil {
+		if health.Unmarshal(pkt, &m) != nil || seen[sent{to, m.Nonce}] {
 			return
 		}
+		seen[sent{to, m.Nonce}] = true
 		r.acts.Probes = append(r.acts.Probes, engine.Probe{To: to, Probe: health.Probe{
 			ID: health.PathID{Peer: r.byAddr[to], Path: int(m.Path)}, Nonce: m.Nonce,
 		}})
@@ -181,16 +197,44 @@ func (r *recorder) Flush(o *multipath.Outbox) error {
 	return nil
 }
 
-// IpcSet records the keepalives set and a switch of our private key.
+// IpcSet records the keepalives set, a switch of our private key (refused
+// once after FailNextSwitch) and the move of a peer to its next key: the
+// new WireGuard peer added and the old one removed in one set.
 func (r *recorder) IpcSet(uapi string) error {
 	lines := strings.Split(strings.TrimSuffix(uapi, "\n"), "\n")
 	switch {
 	case strings.HasPrefix(lines[0], "private_key="):
+		if r.failKey {
+			r.failKey = false
+			r.acts.SwitchFailed = true
+			return errors.New("the device refuses the key")
+		}
 		r.acts.KeySwitch = true
 	case len(lines) == 2 && strings.HasPrefix(lines[1], "persistent_keepalive_interval="):
 		r.acts.Keepalives = append(r.acts.Keepalives, r.byKey[strings.TrimPrefix(lines[0], "public_key=")])
+	case strings.HasSuffix(uapi, "remove=true\n") && len(lines) > 2:
+		r.recordMove(lines)
 	}
 	return nil
+}
+
+// recordMove records a peer's move to its next key from the IpcSet that
+// adds the new WireGuard peer and removes the old one (the last two lines).
+func (r *recorder) recordMove(lines []string) {
+	newHex := strings.TrimPrefix(lines[0], "public_key=")
+	oldHex := strings.TrimPrefix(lines[len(lines)-2], "public_key=")
+	b, err := hex.DecodeString(newHex)
+	if err != nil || len(b) != keys.Len {
+		panic(fmt.Sprintf("a move to a key that is not one: %q", newHex))
+	}
+	name := r.byKey[oldHex]
+	r.byKey[newHex] = name
+	delete(r.byKey, oldHex)
+	r.acts.KeyMoves = append(r.acts.KeyMoves, engine.KeyMove{
+		Peer: name, Key: keys.Public(b), Start: slices.ContainsFunc(lines, func(l string) bool {
+			return strings.HasPrefix(l, "persistent_keepalive_interval=")
+		}),
+	})
 }
 
 // IpcGet reports every peer's last handshake from the trace's facts.

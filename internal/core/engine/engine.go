@@ -85,11 +85,11 @@ func (e *Engine) Step(now time.Time, in Input) *Ready {
 	case StageKey:
 		e.stageKey(in, now)
 	case PeerStaged:
-		e.peerStaged(in.Peer)
+		e.peerStaged(in.Peer, now)
 	case KeySwitched:
 		e.keySwitched(in.Key)
 	case SwitchFailed:
-		e.releaseAll()
+		e.switchFailed(now)
 	case PeerNotice:
 		e.peerNotice(in.Peer)
 	}
@@ -116,11 +116,14 @@ func (e *Engine) stalled(late time.Duration, now time.Time) {
 }
 
 // NextDeadline is when the engine next needs a Tick: a probe or a path's
-// deadline, or a selector hold maturing (zero: only inputs wake it).
+// deadline, a selector hold maturing, or a step of our key rotation
+// (zero: only inputs wake it).
 func (e *Engine) NextDeadline() time.Time {
 	d := e.mon.NextDeadline()
-	if s := e.sel.Due(); !s.IsZero() && (d.IsZero() || s.Before(d)) {
-		d = s
+	for _, s := range []time.Time{e.sel.Due(), e.rotationWake()} {
+		if !s.IsZero() && (d.IsZero() || s.Before(d)) {
+			d = s
+		}
 	}
 	return d
 }

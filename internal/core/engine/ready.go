@@ -6,6 +6,7 @@ import (
 
 	"github.com/liqo-relay/relay/internal/core/failover"
 	"github.com/liqo-relay/relay/internal/core/health"
+	"github.com/liqo-relay/relay/internal/core/keys"
 )
 
 // Ready is what one Step asks of the shell, to be carried out in the order
@@ -59,7 +60,19 @@ type Ready struct {
 	SwitchKey *KeySwitch
 	// MoveKeys are peers that switched to their next key: the shell moves
 	// each one's WireGuard peer and answers PeerKeyMoved.
-	MoveKeys []string
+	MoveKeys []KeyMove
+}
+
+// KeyMove asks the shell to move a peer's WireGuard peer to its next
+// public key, Key. Start says the new peer starts its session at once
+// (its keepalive set, which initiates): the old session was started or
+// the peer is reachable. A peer whose first handshake is still deferred
+// needs it too, as the peer's own initiation under the new key went out
+// before its notice and was dropped.
+type KeyMove struct {
+	Peer  string
+	Key   keys.Public
+	Start bool
 }
 
 // reset empties r, keeping its memory.

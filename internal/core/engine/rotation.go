@@ -33,7 +33,8 @@ type PeerStaged struct{ Peer string }
 type KeySwitched struct{ Key keys.Public }
 
 // SwitchFailed says the shell could not switch to our next key: our
-// initiations go out again, and the next Tick decides again.
+// initiations go out again, and the switch is asked again after
+// SwitchRetry.
 type SwitchFailed struct{}
 
 // PeerNotice says a peer's probe request under its next key arrived: the
@@ -63,10 +64,19 @@ type RotationEvent struct {
 	Deadline time.Time
 }
 
+// SwitchRetry is how long after a failed switch to our next key the
+// engine asks for it again: a device that refused the key is not asked on
+// every tick.
+const SwitchRetry = time.Second
+
 // rotation is our own staged next key.
 type rotation struct {
 	next keys.Public
 	rot  *health.Rotation
+	// wake is when the rotation next needs a Tick (zero: while the shell
+	// switches); retry is when a switch may be asked again after one
+	// failed.
+	wake, retry time.Time
 }
 
 // stageKey stages, restages or withdraws our next key (StageKey).
@@ -83,12 +93,14 @@ func (e *Engine) stageKey(in StageKey, now time.Time) {
 		e.ready.Rotation = append(e.ready.Rotation, RotationEvent{Kind: "staged", Deadline: e.rot.rot.Deadline()})
 	}
 	e.rot.rot.SetPeers(in.Peers)
+	e.rot.wake = now // the peers may all have proved it already
 }
 
 // peerStaged records a peer's proof of our next key (PeerStaged).
-func (e *Engine) peerStaged(peer string) {
+func (e *Engine) peerStaged(peer string, now time.Time) {
 	if e.rot != nil && e.rot.rot.Staged(peer) {
 		e.ready.Rotation = append(e.ready.Rotation, RotationEvent{Kind: "peer-staged", Peer: peer})
+		e.rot.wake = now // it may be the last
 	}
 }
 
@@ -97,15 +109,17 @@ func (e *Engine) peerStaged(peer string) {
 // initiations the moment the key is set, and one that reached a peer
 // after it moved would cross the peer's own.
 func (e *Engine) stepRotation(now time.Time) {
-	if e.rot == nil {
+	if e.rot == nil || now.Before(e.rot.retry) {
 		return
 	}
 	d := e.rot.rot.Decide(now)
 	if !d.Switch {
+		e.rot.wake = e.rot.rot.Deadline()
 		return
 	}
 	e.holdAll(now)
 	e.ready.SwitchKey = &KeySwitch{Reason: d.Reason, Waiting: d.Waiting}
+	e.rot.wake = time.Time{}
 }
 
 // keySwitched: the shell switched to our next key (KeySwitched).
@@ -114,11 +128,30 @@ func (e *Engine) keySwitched(k keys.Public) {
 	e.rot = nil
 }
 
+// switchFailed: the shell could not switch (SwitchFailed). Our
+// initiations go out again, and the switch is asked again after
+// SwitchRetry.
+func (e *Engine) switchFailed(now time.Time) {
+	e.releaseAll()
+	if e.rot != nil {
+		e.rot.retry = now.Add(SwitchRetry)
+		e.rot.wake = e.rot.retry
+	}
+}
+
+// rotationWake is when our rotation next needs a Tick; zero: it needs none.
+func (e *Engine) rotationWake() time.Time {
+	if e.rot == nil {
+		return time.Time{}
+	}
+	return e.rot.wake
+}
+
 // peerNotice asks for the peer's move to its next key, if it has one
 // staged (PeerNotice).
 func (e *Engine) peerNotice(name string) {
 	if p, ok := e.peers[name]; ok && !p.spec.NextKey.IsZero() {
-		e.ready.MoveKeys = append(e.ready.MoveKeys, name)
+		e.ready.MoveKeys = append(e.ready.MoveKeys, KeyMove{Peer: name, Key: p.spec.NextKey, Start: p.started || p.reachable})
 	}
 }
 

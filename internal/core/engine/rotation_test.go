@@ -51,7 +51,8 @@ func TestRotationSwitchesOnceEveryPeerStaged(t *testing.T) {
 
 // TestRotationDeadlineLeavesStragglers: past the deadline the switch goes
 // ahead and names the peers that did not stage the key; a failed switch
-// lifts the holds, and the next tick tries again.
+// lifts the holds, and the engine asks again SwitchRetry later, not on
+// every tick in between, and wakes for it.
 func TestRotationDeadlineLeavesStragglers(t *testing.T) {
 	n := newNet(t, us)
 	n.addPeer("b", peerKey, failover.DefaultSettings(), "direct=2ms")
@@ -68,8 +69,44 @@ func TestRotationDeadlineLeavesStragglers(t *testing.T) {
 	if len(r.Holds) != 1 || r.Holds[0].Hold {
 		t.Fatalf("holds after the failed switch: %+v", r.Holds)
 	}
+	if r := n.step(Tick{}); r.SwitchKey != nil {
+		t.Fatal("asked again at once after the failed switch")
+	}
+	if d := n.e.NextDeadline(); d.After(n.now.Add(SwitchRetry)) {
+		t.Fatalf("next deadline %v after the retry at %v", d.Sub(n.now), SwitchRetry)
+	}
+	n.now = n.now.Add(SwitchRetry)
 	if r := n.step(Tick{}); r.SwitchKey == nil {
-		t.Fatal("no new attempt after the failed switch")
+		t.Fatal("no new attempt SwitchRetry after the failed switch")
+	}
+}
+
+// TestRotationWakesForItsDecisions: the engine's next deadline covers the
+// rotation's: at once after the last peer's proof, and at the deadline
+// while a peer has not proved the key, even when nothing else needs a
+// tick (no peers' paths to probe).
+func TestRotationWakesForItsDecisions(t *testing.T) {
+	n := newNet(t, us)
+	n.step(StageKey{Next: key(2), Deadline: time.Minute, Peers: []string{"b", "c"}})
+	if d := n.e.NextDeadline(); !d.Equal(n.now) {
+		t.Fatalf("after staging: next deadline %v, want now", d.Sub(n.now))
+	}
+	n.step(Tick{})
+	if d := n.e.NextDeadline(); !d.Equal(n.now.Add(time.Minute)) {
+		t.Fatalf("waiting for proofs: next deadline %v, want the rotation's deadline", d.Sub(n.now))
+	}
+	n.now = n.now.Add(time.Second)
+	n.step(PeerStaged{Peer: "b"})
+	n.step(Tick{})
+	n.step(PeerStaged{Peer: "c"})
+	if d := n.e.NextDeadline(); !d.Equal(n.now) {
+		t.Fatalf("after the last proof: next deadline %v, want now", d.Sub(n.now))
+	}
+	if r := n.step(Tick{}); r.SwitchKey == nil || r.SwitchKey.Reason != "all-staged" {
+		t.Fatalf("switch after the last proof: %+v", r.SwitchKey)
+	}
+	if d := n.e.NextDeadline(); !d.IsZero() {
+		t.Fatalf("while the shell switches: next deadline %v, want none", d.Sub(n.now))
 	}
 }
 
@@ -116,7 +153,7 @@ func TestPeerNoticeMovesOnlyAStagedPeer(t *testing.T) {
 	spec := n.e.peers["b"].spec
 	spec.NextKey = key(5)
 	n.step(SetPeer{Spec: spec})
-	if r := n.step(PeerNotice{Peer: "b"}); !slices.Equal(r.MoveKeys, []string{"b"}) {
+	if r := n.step(PeerNotice{Peer: "b"}); !slices.Equal(r.MoveKeys, []KeyMove{{Peer: "b", Key: key(5), Start: true}}) {
 		t.Fatalf("moves: %v", r.MoveKeys)
 	}
 	r := n.step(PeerKeyMoved{Peer: "b", Key: key(5)})
@@ -125,5 +162,24 @@ func TestPeerNoticeMovesOnlyAStagedPeer(t *testing.T) {
 	}
 	if p := n.e.peers["b"].spec; p.PublicKey != key(5) || !p.NextKey.IsZero() {
 		t.Fatalf("keys after the move: %v next %v", p.PublicKey, p.NextKey)
+	}
+}
+
+// TestPeerNoticeStartsOnlyAPeerWithASession: a peer that never came up
+// and never started a session moves to its next key without starting one
+// (no keepalive, no handshake): its session starts when a path comes up.
+func TestPeerNoticeStartsOnlyAPeerWithASession(t *testing.T) {
+	n := newNet(t, us)
+	n.addPeer("b", peerKey, failover.DefaultSettings(), "direct=2ms")
+	n.linkOf("b", "direct").cut = true
+	n.run(time.Second)
+	spec := n.e.peers["b"].spec
+	spec.NextKey = key(5)
+	n.step(SetPeer{Spec: spec})
+	if r := n.step(PeerNotice{Peer: "b"}); !slices.Equal(r.MoveKeys, []KeyMove{{Peer: "b", Key: key(5), Start: false}}) {
+		t.Fatalf("moves: %v", r.MoveKeys)
+	}
+	if r := n.step(PeerKeyMoved{Peer: "b", Key: key(5)}); len(r.Handshakes) != 0 {
+		t.Fatalf("a handshake for a peer that never came up: %+v", r.Handshakes)
 	}
 }

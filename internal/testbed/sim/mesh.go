@@ -41,6 +41,9 @@ type Options struct {
 	// gets defaultPeerKey, larger than the zero Self.
 	Self keys.Public
 	Keys map[string]keys.Public
+	// FailSwitches is how many of the relay's switches to its next key
+	// fail (the first ones), as a device that refuses the key would.
+	FailSwitches int
 }
 
 // defaultPeerKey is the key of a peer that Options.Keys leaves out.
@@ -88,6 +91,9 @@ type Mesh struct {
 	Handshakes []Handshake
 	Holds      []Hold
 	Sessions   []Session
+	// KeySwitches are the switches to our next key the engine asked for
+	// (Ready.SwitchKey), failed or not.
+	KeySwitches []KeySwitch
 
 	rnd    *rand.Rand
 	peers  []string
@@ -105,6 +111,8 @@ type Mesh struct {
 	wg                   map[string]*session
 	attempts             []attempt // handshakes on their way, by time
 	changed              bool      // a step of this wake had transitions or switches
+	failSwitches         int       // switches still to fail (Options.FailSwitches)
+	switchAsked          bool      // the step's Ready asked for a key switch
 }
 
 // New builds a mesh starting at o.Start, with one engine in which every
@@ -123,6 +131,7 @@ func New(o Options) *Mesh {
 		addrOf: map[health.PathID]netip.AddrPort{}, pathOf: map[netip.AddrPort]health.PathID{},
 		active: map[health.PathID][]Window{}, since: map[health.PathID]time.Time{}, last: map[string]engine.Move{},
 		nextRound: o.Start, rx: map[health.PathID]uint64{}, wg: map[string]*session{},
+		failSwitches: o.FailSwitches,
 	}
 	m.Engine = engine.New(engine.Options{Self: o.Self, Rand: rand.New(rand.NewPCG(o.Seed, 1)), Selection: o.Selection, Facts: facts{m}})
 	for peer := range o.Links {
@@ -215,7 +224,27 @@ func (m *Mesh) wake() error {
 // Run does with its own inputs (a test's engine.HoldAll, say).
 func (m *Mesh) Step(in engine.Input) { m.step(in) }
 
-func (m *Mesh) step(in engine.Input) { m.take(m.Engine.Step(m.Now, in)) }
+func (m *Mesh) step(in engine.Input) {
+	m.take(m.Engine.Step(m.Now, in))
+	if m.switchAsked {
+		m.switchAsked = false
+		m.answerSwitch()
+	}
+}
+
+// answerSwitch carries out the key switch the last step asked for: it
+// fails while Options.FailSwitches lasts, else goes through.
+func (m *Mesh) answerSwitch() {
+	ks := &m.KeySwitches[len(m.KeySwitches)-1]
+	if m.failSwitches > 0 {
+		m.failSwitches--
+		ks.Failed = true
+		m.step(engine.SwitchFailed{})
+		return
+	}
+	r, _ := m.Engine.Rotation(m.Now)
+	m.step(engine.KeySwitched{Key: r.Next})
+}
 
 // next is the time of the next event: the engine's deadline, an answer's
 // arrival, a handshake or the housekeeping round.

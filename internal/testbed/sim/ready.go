@@ -59,11 +59,20 @@ type Hold struct {
 	At   time.Time
 }
 
+// KeySwitch is a switch to our next key the engine asked for at At;
+// Failed: the mesh answered that it failed (Options.FailSwitches).
+type KeySwitch struct {
+	engine.KeySwitch
+	At     time.Time
+	Failed bool
+}
+
 // take carries out and records what one step decided, in the order of
 // Ready's fields. It feeds nothing back to the engine: the Ready is the
-// engine's own until the next Step. Routes, keepalives and restarts need
-// nothing of the simulated world and are not kept; the mesh stages no key
-// of its own (engine.StageKey), so no SwitchKey asks it for an answer.
+// engine's own until the next Step, so a key switch it asks for is
+// answered after it (Mesh.step). Routes, keepalives and restarts need
+// nothing of the simulated world and are not kept; no peer of the mesh
+// rotates its own key, so no MoveKeys come.
 func (m *Mesh) take(r *engine.Ready) {
 	for _, p := range r.Probes {
 		m.transmit(p)
@@ -102,6 +111,10 @@ func (m *Mesh) take(r *engine.Ready) {
 			w.held = h.Hold
 		}
 		m.Holds = append(m.Holds, Hold{Peer: h.Peer, Hold: h.Hold, At: m.Now})
+	}
+	if r.SwitchKey != nil {
+		m.KeySwitches = append(m.KeySwitches, KeySwitch{KeySwitch: *r.SwitchKey, At: m.Now})
+		m.switchAsked = true
 	}
 	if len(r.Paths) > 0 || len(r.Switches) > 0 {
 		m.changed = true

@@ -12,11 +12,14 @@ import (
 )
 
 // Relay is a relay under a trace. Step feeds one input at now (a Tick,
-// Reply, Housekeep, Stall or PeerStaged) and returns what the relay did;
-// Stage gives the relay its next key, as a configuration would.
+// Reply, Housekeep, Stall, PeerStaged or PeerNotice) and returns what the
+// relay did; Stage gives the relay its next key, as a configuration
+// would; FailNextSwitch makes its next switch to that key fail, as a
+// WireGuard device that refuses the key would.
 type Relay interface {
 	Step(now time.Time, in engine.Input) Actions
 	Stage(now time.Time, next keys.Private, deadline time.Duration) Actions
+	FailNextSwitch()
 	// NextDeadline is when the relay's engine next needs a Tick.
 	NextDeadline() time.Time
 }
@@ -37,8 +40,11 @@ type Actions struct {
 	Keepalives []string
 	Handshakes []engine.Handshake
 	Holds      []engine.Hold
-	// KeySwitch is set when the relay switched to its next key.
-	KeySwitch bool
+	// KeySwitch is set when the relay switched to its next key;
+	// SwitchFailed when it tried and failed.
+	KeySwitch, SwitchFailed bool
+	// KeyMoves are the peers the relay moved to their next key.
+	KeyMoves []engine.KeyMove
 }
 
 // ActionsOf are the actions an engine's Ready asks for.
@@ -52,6 +58,7 @@ func ActionsOf(r *engine.Ready) Actions {
 		Handshakes: append([]engine.Handshake(nil), r.Handshakes...),
 		Holds:      append([]engine.Hold(nil), r.Holds...),
 		KeySwitch:  r.SwitchKey != nil,
+		KeyMoves:   append([]engine.KeyMove(nil), r.MoveKeys...),
 	}
 }
 
@@ -65,13 +72,17 @@ func (a *Actions) add(b Actions) {
 	a.Handshakes = append(a.Handshakes, b.Handshakes...)
 	a.Holds = append(a.Holds, b.Holds...)
 	a.KeySwitch = a.KeySwitch || b.KeySwitch
+	a.SwitchFailed = a.SwitchFailed || b.SwitchFailed
+	a.KeyMoves = append(a.KeyMoves, b.KeyMoves...)
 }
 
 // engineRelay is the engine as a trace's relay: it does what each Ready
-// asks, and a key switch it asks for succeeds.
+// asks; a key switch it asks for succeeds unless failNext is set, and a
+// peer's move to its next key succeeds.
 type engineRelay struct {
-	e     *engine.Engine
-	peers []string
+	e        *engine.Engine
+	peers    []string
+	failNext bool
 }
 
 // EngineRelay builds the engine alone as the relay: its peers set from cfg
@@ -91,12 +102,24 @@ func EngineRelay(cfg *config.Config, addrs map[string][]netip.AddrPort, facts en
 func (r *engineRelay) Step(now time.Time, in engine.Input) Actions {
 	ready := r.e.Step(now, in)
 	acts := ActionsOf(ready)
-	if sw := ready.SwitchKey; sw != nil {
-		// The shell's switch: the engine hears it went through.
-		acts.add(r.stepSwitched(now))
+	// What feeds the engine again runs from copies: each step reuses ready.
+	sw, moves := ready.SwitchKey != nil, acts.KeyMoves
+	if sw {
+		if r.failNext {
+			r.failNext = false
+			acts.KeySwitch, acts.SwitchFailed = false, true
+			acts.add(ActionsOf(r.e.Step(now, engine.SwitchFailed{})))
+		} else {
+			acts.add(r.stepSwitched(now))
+		}
+	}
+	for _, mv := range moves {
+		acts.add(ActionsOf(r.e.Step(now, engine.PeerKeyMoved{Peer: mv.Peer, Key: mv.Key})))
 	}
 	return acts
 }
+
+func (r *engineRelay) FailNextSwitch() { r.failNext = true }
 
 func (r *engineRelay) NextDeadline() time.Time { return r.e.NextDeadline() }
 

@@ -144,6 +144,18 @@ func (p *player) do(c command) error {
 		}
 		p.logf("staged %s", c.args[0])
 		p.record(p.relay.Step(p.now, engine.PeerStaged{Peer: c.args[0]}))
+	case "notice":
+		if err := c.want(1); err != nil {
+			return err
+		}
+		p.logf("notice %s", c.args[0])
+		p.record(p.relay.Step(p.now, engine.PeerNotice{Peer: c.args[0]}))
+	case "failswitch":
+		if err := c.want(0); err != nil {
+			return err
+		}
+		p.logf("failswitch")
+		p.relay.FailNextSwitch()
 	default:
 		return c.errorf("unknown command")
 	}
@@ -292,6 +304,12 @@ func (p *player) record(a Actions) {
 	}
 	if a.KeySwitch {
 		p.logf("key switched")
+	}
+	if a.SwitchFailed {
+		p.logf("key switch failed")
+	}
+	for _, mv := range a.KeyMoves {
+		p.logf("key move %s to %s start=%v", mv.Peer, short(mv.Key), mv.Start)
 	}
 }
 

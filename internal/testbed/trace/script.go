@@ -12,7 +12,7 @@ import (
 // A script is one command per line; # starts a comment. Commands:
 //
 //	relay priv=N [interval=D] [redundancy=MODE]  our relay (first line)
-//	peer NAME priv=N                              a peer (key from seed N)
+//	peer NAME priv=N [next=M]                     a peer (key from seed N, staged next key from seed M)
 //	path PEER NAME RTT [bias=D]                   one of its paths
 //	run D                                         let D pass
 //	cut PEER PATH / restore PEER PATH             the path drops all / carries again
@@ -21,6 +21,8 @@ import (
 //	stage priv=N [deadline=D]                     our next key
 //	staged PEER                                   the peer proved our next key
 //	session PEER                                  the peer's handshake made a session
+//	notice PEER                                   the peer switched to its next key (its request under it arrived)
+//	failswitch                                    the relay's next switch to its own next key fails
 //
 // Keys are derived from their seed N (KeyOf), so both drivers of a trace
 // see the same keys; the relay with the smaller public key initiates.
@@ -78,10 +80,13 @@ func (c command) duration(s string) (time.Duration, error) {
 }
 
 // key is the private key of the option priv.
-func (c command) key() (keys.Private, error) {
-	n, err := strconv.Atoi(c.opts["priv"])
+func (c command) key() (keys.Private, error) { return c.keyOpt("priv") }
+
+// keyOpt is the private key whose seed is the option opt.
+func (c command) keyOpt(opt string) (keys.Private, error) {
+	n, err := strconv.Atoi(c.opts[opt])
 	if err != nil || n <= 0 || n > 255 {
-		return keys.Private{}, c.errorf("priv=%q is not a seed 1..255", c.opts["priv"])
+		return keys.Private{}, c.errorf("%s=%q is not a seed 1..255", opt, c.opts[opt])
 	}
 	return KeyOf(byte(n)), nil
 }

@@ -59,7 +59,15 @@ func build(cmds []command) (*setup, []command, error) {
 				return nil, nil, err
 			}
 			peers++
-			fmt.Fprintf(&y, "  - name: %s\n    publicKey: %s\n    persistentKeepalive: 25s\n    prefixes: [10.%d.0.0/24]\n    paths:\n", c.args[0], k.PublicKey(), peers)
+			fmt.Fprintf(&y, "  - name: %s\n    publicKey: %s\n    persistentKeepalive: 25s\n    prefixes: [10.%d.0.0/24]\n", c.args[0], k.PublicKey(), peers)
+			if _, ok := c.opts["next"]; ok {
+				next, err := c.keyOpt("next")
+				if err != nil {
+					return nil, nil, err
+				}
+				fmt.Fprintf(&y, "    nextPublicKey: %s\n", next.PublicKey())
+			}
+			y.WriteString("    paths:\n")
 		case "path":
 			if err := c.want(3); err != nil {
 				return nil, nil, err
