@@ -32,6 +32,7 @@ type ConnectionPaths struct {
 // kubeconfig for a provider's API server, used when the credentials Liqo
 // keeps are not enough.
 type KubeconfigSecretRef struct {
+	// Name of the Secret, in the operator's namespace.
 	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
 	// Key of the kubeconfig in the Secret's data; default "kubeconfig".
@@ -58,10 +59,12 @@ type ForeignClusterConnectionSpec struct {
 	// Health overrides passed to both RelayPeers.
 	// +optional
 	Health *Health `json:"health,omitempty"`
-	// KubeconfigA and KubeconfigB override the credentials Liqo keeps for
-	// reaching each provider's API server.
+	// KubeconfigA overrides the credentials Liqo keeps for reaching
+	// clusterA's API server.
 	// +optional
 	KubeconfigA *KubeconfigSecretRef `json:"kubeconfigA,omitempty"`
+	// KubeconfigB overrides the credentials Liqo keeps for reaching
+	// clusterB's API server.
 	// +optional
 	KubeconfigB *KubeconfigSecretRef `json:"kubeconfigB,omitempty"`
 }
@@ -82,10 +85,14 @@ const (
 // DirectionStatus is one direction of the connection, copied from the
 // RelayPeer status in the sending provider.
 type DirectionStatus struct {
+	// ActivePath is the path carrying this direction's traffic, empty
+	// when none.
 	// +optional
 	ActivePath string `json:"activePath,omitempty"`
+	// Reachable is true while at least one path is up.
 	// +optional
 	Reachable bool `json:"reachable"`
+	// RTT of the active path, as a duration string.
 	// +optional
 	RTT string `json:"rtt,omitempty"`
 	// Endpoints is the number of pod addresses (/32s) carried.
@@ -95,25 +102,35 @@ type DirectionStatus struct {
 
 // ForeignClusterConnectionStatus is what the operator reports.
 type ForeignClusterConnectionStatus struct {
+	// ObservedGeneration is the spec generation the operator last
+	// processed.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase summarises the connection: Pending, Provisioning, Connected,
+	// Degraded or Failed; the conditions say why.
 	// +optional
 	Phase ConnectionPhase `json:"phase,omitempty"`
 	// AToB is the direction from clusterA to clusterB (A's RelayPeer for B).
 	// +optional
 	AToB DirectionStatus `json:"aToB,omitempty"`
+	// BToA is the direction from clusterB to clusterA (B's RelayPeer for A).
 	// +optional
 	BToA DirectionStatus `json:"bToA,omitempty"`
-	// OverlayA and OverlayB are the overlay addresses the relays of
-	// clusterA and clusterB publish in their Relay's status.addresses
-	// (comma-separated), which the operator copies into the other side's
-	// RelayPeer; see docs/operator.md, "Overlay addresses".
+	// OverlayA is the overlay addresses clusterA's relay publishes in its
+	// Relay's status.addresses (comma-separated), which the operator
+	// copies into B's RelayPeer; see docs/operator.md, "Overlay
+	// addresses".
 	// +optional
 	OverlayA string `json:"overlayA,omitempty"`
+	// OverlayB is the same for clusterB's relay, copied into A's
+	// RelayPeer.
 	// +optional
 	OverlayB string `json:"overlayB,omitempty"`
+	// LastTransition is when the phase last changed.
 	// +optional
 	LastTransition *metav1.Time `json:"lastTransition,omitempty"`
+	// Conditions say what the operator found, each with a reason a person
+	// can act on (docs/operator.md).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -138,7 +155,9 @@ type ForeignClusterConnection struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec names the two providers and how to connect them.
 	Spec ForeignClusterConnectionSpec `json:"spec"`
+	// Status is what the operator reports about the connection.
 	// +optional
 	Status ForeignClusterConnectionStatus `json:"status,omitempty"`
 }

@@ -97,7 +97,7 @@ type RelayStatus struct {
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced,categories=liqo-relay
+// +kubebuilder:resource:scope=Namespaced,shortName=rly,categories=liqo-relay
 // +kubebuilder:printcolumn:name="PublicKey",type=string,JSONPath=`.status.publicKey`
 // +kubebuilder:printcolumn:name="Endpoints",type=string,JSONPath=`.status.endpoints`
 // +kubebuilder:printcolumn:name="Ready",type=boolean,JSONPath=`.status.ready`
@@ -106,8 +106,10 @@ type Relay struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is what the operator or the chart sets on the relay.
 	// +optional
 	Spec RelaySpec `json:"spec,omitempty"`
+	// Status is what the relay publishes about itself.
 	// +optional
 	Status RelayStatus `json:"status,omitempty"`
 }

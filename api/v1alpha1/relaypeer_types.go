@@ -52,8 +52,10 @@ type RelayPeerSpec struct {
 
 // Mapping translates one of our prefixes: the peer sees Real as As.
 type Mapping struct {
+	// Real is our prefix, as our pods have it.
 	Real Prefix `json:"real"`
-	As   Prefix `json:"as"`
+	// As is the prefix the peer reaches it at, of the same length.
+	As Prefix `json:"as"`
 }
 
 // Path is one way to reach the peer.
@@ -75,45 +77,76 @@ type Path struct {
 // Health holds per-peer overrides of the relay's health settings. Every
 // field is optional; docs/config.md documents each one and its default.
 type Health struct {
+	// Interval is the probe interval of the active path (default 100ms,
+	// at least 10ms).
 	// +optional
 	Interval Duration `json:"interval,omitempty"`
+	// IdleInterval is the probe interval of the other paths (default
+	// 500ms, at least interval).
 	// +optional
 	IdleInterval Duration `json:"idleInterval,omitempty"`
+	// DetectMultiplier: a path is down after detectMultiplier × interval
+	// without an answer (default 3).
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=255
 	DetectMultiplier *int32 `json:"detectMultiplier,omitempty"`
+	// UpThreshold: a down path is up again after this many consecutive
+	// answers (default 3).
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	UpThreshold *int32 `json:"upThreshold,omitempty"`
+	// BetterMargin: a challenger path must be cheaper than the active one
+	// by more than this (default 2ms)...
 	// +optional
 	BetterMargin Duration `json:"betterMargin,omitempty"`
+	// BetterMarginRatio: ...and by more than this fraction of the active
+	// path's cost, 0 to 1 (default 0.10)...
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	BetterMarginRatio *float64 `json:"betterMarginRatio,omitempty"`
+	// BetterHold: ...continuously for this long before traffic moves to it
+	// (default 2s).
 	// +optional
 	BetterHold Duration `json:"betterHold,omitempty"`
+	// FailbackHold: a recovered path must stay up this long before traffic
+	// fails back to it (default 3s).
 	// +optional
 	FailbackHold Duration `json:"failbackHold,omitempty"`
+	// LossPenalty is the cost added per 100% probe loss (default 200ms: 1%
+	// loss costs 2ms).
 	// +optional
 	LossPenalty Duration `json:"lossPenalty,omitempty"`
+	// Selector is lowest-cost (the default) or naive: always the path with
+	// the lowest last RTT, with no margins, holds or dampening; it flaps
+	// by design and exists only as a baseline for experiments.
 	// +optional
 	// +kubebuilder:validation:Enum=lowest-cost;naive
 	Selector string `json:"selector,omitempty"`
+	// Dampening overrides the flap dampening of paths.
 	// +optional
 	Dampening *Dampening `json:"dampening,omitempty"`
 }
 
-// Dampening overrides the flap dampening settings.
+// Dampening overrides the flap dampening settings: each time a path goes
+// down it gains penalty, which halves every halfLife; above suppress the
+// path is not chosen until its penalty has decayed below reuse.
 type Dampening struct {
+	// Enabled: false turns dampening off (default true).
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
+	// Penalty is added to a path's penalty each time it goes down (default
+	// 1000).
 	// +optional
 	Penalty *float64 `json:"penalty,omitempty"`
+	// HalfLife: the penalty halves every halfLife (default 15s).
 	// +optional
 	HalfLife Duration `json:"halfLife,omitempty"`
+	// Suppress: above this penalty the path is not chosen (default 3500).
 	// +optional
 	Suppress *float64 `json:"suppress,omitempty"`
+	// Reuse: a suppressed path is chosen again once its penalty is below
+	// this, which must be below suppress (default 1500).
 	// +optional
 	Reuse *float64 `json:"reuse,omitempty"`
 }
@@ -132,15 +165,23 @@ const (
 
 // PathStatus is what the relay measures on one path.
 type PathStatus struct {
-	Name     string `json:"name"`
+	// Name is the path's name in the spec.
+	Name string `json:"name"`
+	// Endpoint is the path's endpoint as the spec gives it (host:port).
+	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 	// Address is the endpoint as resolved (ip:port).
 	// +optional
-	Address string    `json:"address,omitempty"`
-	State   PathState `json:"state"`
-	// RTT and Jitter are smoothed estimates, as duration strings.
+	Address string `json:"address,omitempty"`
+	// State is the path's health: up, down, dampened (up but not chosen
+	// after flapping) or unknown.
+	State PathState `json:"state"`
+	// RTT is the smoothed round-trip time of the path's probes, as a
+	// duration string.
 	// +optional
 	RTT string `json:"rtt,omitempty"`
+	// Jitter is the smoothed variation of that round-trip time, as a
+	// duration string.
 	// +optional
 	Jitter string `json:"jitter,omitempty"`
 	// Loss is the recent probe loss, as a percentage string such as "1.5%".
@@ -168,6 +209,7 @@ type RelayPeerStatus struct {
 	// LastTransition is when the active path or reachability last changed.
 	// +optional
 	LastTransition *metav1.Time `json:"lastTransition,omitempty"`
+	// Paths are the health of each of the spec's paths.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -186,6 +228,7 @@ type RelayPeerStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=rpeer,categories=liqo-relay
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.activePath`
 // +kubebuilder:printcolumn:name="Reachable",type=boolean,JSONPath=`.status.reachable`
 // +kubebuilder:printcolumn:name="RTT",type=string,JSONPath=`.status.rtt`
@@ -194,7 +237,9 @@ type RelayPeer struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the peer as the relay takes it.
 	Spec RelayPeerSpec `json:"spec"`
+	// Status is what the relay reports about the peer.
 	// +optional
 	Status RelayPeerStatus `json:"status,omitempty"`
 }

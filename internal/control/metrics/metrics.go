@@ -2,10 +2,11 @@ package metrics
 
 import (
 	"runtime"
-	"runtime/debug"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/liqo-relay/relay/internal/version"
 )
 
 // namespace prefixes every relay metric.
@@ -63,7 +64,7 @@ type options struct {
 }
 
 // WithVersion sets the version label of relay_build_info. Without it the
-// version recorded in the binary's build information is used, or "unknown".
+// label is the version the binary was stamped with (internal/version).
 func WithVersion(v string) Option {
 	return func(o *options) { o.version = v }
 }
@@ -71,7 +72,7 @@ func WithVersion(v string) Option {
 // New builds the metrics and registers them, together with the Go runtime
 // and process collectors, on a fresh registry (see Registry).
 func New(opts ...Option) *Metrics {
-	o := options{version: buildVersion()}
+	o := options{version: version.String()}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -176,13 +177,4 @@ func (m *Metrics) Registry() *prometheus.Registry {
 		return nil
 	}
 	return m.reg
-}
-
-// buildVersion is the main module's version from the binary's build
-// information, or "unknown" (tests, builds outside a module).
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "unknown"
 }
