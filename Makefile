@@ -4,8 +4,12 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/relay
-VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/liqo-relay/relay/internal/version.Version=$(VERSION)
+# VERSION: the one release version (build/version.sh): the tag vX.Y.Z on
+# HEAD as X.Y.Z, else 0.0.0-<commit>. The binary, the image's tags and
+# labels, the chart's version, appVersion and default image tag, and
+# relay_build_info all carry it.
+VERSION ?= $(shell build/version.sh)
+LDFLAGS = -X github.com/liqo-relay/relay/internal/version.Version=$(VERSION) -X github.com/liqo-relay/relay/internal/version.Commit=$(REVISION) -X github.com/liqo-relay/relay/internal/version.BuildDate=$(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # go in the real-Liqo lab's tools module (test/liqo/tools), which requires
 # Liqo v1.2.0 and its virtual-kubelet fork (the checksum database does not

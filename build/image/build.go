@@ -88,7 +88,7 @@ func Build(ctx context.Context, o Options, log *slog.Logger) (Result, error) {
 			return Result{}, fmt.Errorf("output dir: %w", err)
 		}
 		log.Info("compiling the relay", "platform", platformKey(p), "version", o.Version, "out", bin)
-		if err := compile(ctx, o.Go, o.ModuleDir, o.Env, p, o.Version, bin); err != nil {
+		if err := compile(ctx, o.Go, o.ModuleDir, o.Env, p, o.Meta, bin); err != nil {
 			return Result{}, err
 		}
 		binaries[platformKey(p)] = bin

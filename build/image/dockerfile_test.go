@@ -233,7 +233,7 @@ func checkBuildStage(t *testing.T, build stage) {
 		t.Fatal("build stage: no RUN with go build")
 	}
 	var quoted []string
-	for _, a := range GoBuildArgs("$VERSION", "/out/relay") {
+	for _, a := range GoBuildArgs("$VERSION", "$REVISION", "$BUILD_DATE", "/out/relay") {
 		if strings.Contains(a, " ") {
 			a = `"` + a + `"`
 		}

@@ -35,7 +35,7 @@ func TestDocsStateTheSettings(t *testing.T) {
 	for k, v := range Labels("VERSION", "REVISION") {
 		want = append(want, "`"+k+"="+v+"`")
 	}
-	want = append(want, "CGO_ENABLED=0 go "+strings.Join(GoBuildArgs("VERSION", "")[:4], " "))
+	want = append(want, "CGO_ENABLED=0 go "+strings.Join(GoBuildArgs("VERSION", "REVISION", "BUILD_DATE", "")[:4], " "))
 	for _, w := range want {
 		if !strings.Contains(string(doc), w) {
 			t.Errorf("docs/image.md does not state %s", w)

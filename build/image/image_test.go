@@ -25,6 +25,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
+
+	"github.com/liqo-relay/relay/build/image/imagetest"
 )
 
 // The image's settings as docs/image.md states them, written out here so
@@ -142,7 +144,7 @@ func TestImage(t *testing.T) {
 func readOCIArchive(t *testing.T, path string, ref name.Tag) v1.ImageIndex {
 	t.Helper()
 	dir := t.TempDir()
-	untar(t, path, dir)
+	imagetest.Untar(t, path, dir)
 	lp, err := layout.FromPath(dir)
 	if err != nil {
 		t.Fatalf("OCI layout: %v", err)
@@ -332,50 +334,6 @@ func checkDockerArchive(t *testing.T, plat, path string, ref name.Tag, want v1.I
 	wd, err2 := wantLayers[0].Digest()
 	if err := errors.Join(err1, err2); err != nil || gd != wd {
 		t.Errorf("%s: docker archive layer %s, the index's %s (%v)", plat, gd, wd, err)
-	}
-}
-
-// untar unpacks the regular files and directories of the tar file at
-// path into dir.
-func untar(t *testing.T, path, dir string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if !filepath.IsLocal(hdr.Name) {
-			t.Fatalf("%s: entry %q leaves the archive's root", path, hdr.Name)
-		}
-		dst := filepath.Join(dir, hdr.Name)
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case tar.TypeReg:
-			data, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatalf("%s: %s: %v", path, hdr.Name, err)
-			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(dst, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			t.Fatalf("%s: entry %q of type %c: the layout holds only files and directories", path, hdr.Name, hdr.Typeflag)
-		}
 	}
 }
 

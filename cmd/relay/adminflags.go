@@ -20,9 +20,9 @@ type adminFlags struct {
 }
 
 func (f *adminFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.addr, "admin", "", "admin address of the running relay (default admin.listen of -c, else "+config.DefaultAdmin+")")
-	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the admin bearer token (default admin.tokenFile of -c)")
-	fs.StringVar(&f.config, "config", "", "the relay's configuration file, for its admin address and token file")
+	fs.StringVar(&f.addr, "admin", "", "admin address (`HOST:PORT`) of the running relay (default admin.listen of -c, else "+config.DefaultAdmin+")")
+	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the admin bearer token (default admin.tokenFile of -c)")
+	fs.StringVar(&f.config, "config", "", "the relay's configuration `FILE`, for its admin address and token file")
 	fs.StringVar(&f.config, "c", "", "shorthand for --config")
 }
 

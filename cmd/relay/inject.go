@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"flag"
 	"io"
 	"log/slog"
 	"os"
@@ -13,17 +13,19 @@ import (
 	"github.com/liqo-relay/relay/internal/kube/webhook"
 )
 
+func setupInject() (*flag.FlagSet, runFunc) {
+	fs, cl := webhook.NewFlagSet(os.Getenv)
+	return fs, func(inv *invocation) error {
+		if err := cl.Check(fs); err != nil {
+			return usageError{err.Error()}
+		}
+		return cmdInject(cl, inv.stderr)
+	}
+}
+
 // cmdInject runs the sidecar-injection webhook and its per-gateway
 // controller (docs/inject.md) until SIGINT or SIGTERM.
-func cmdInject(args []string, stderr io.Writer) error {
-	fs, cl := webhook.NewFlagSet(os.Getenv)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return exitError{2}
-	}
-	if err := cl.Check(fs); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
+func cmdInject(cl *webhook.CommandLine, stderr io.Writer) error {
 	o := cl.Options
 	var h slog.Handler = slog.NewJSONHandler(stderr, nil)
 	if cl.LogFormat == "text" {

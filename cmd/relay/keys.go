@@ -2,13 +2,20 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
-	"runtime"
 
 	"github.com/liqo-relay/relay/internal/core/keys"
-	"github.com/liqo-relay/relay/internal/version"
 )
+
+func setupGenkey() (*flag.FlagSet, runFunc) {
+	return newFlagSet("genkey"), func(inv *invocation) error { return cmdGenkey(inv.stdout) }
+}
+
+func setupPubkey() (*flag.FlagSet, runFunc) {
+	return newFlagSet("pubkey"), func(inv *invocation) error { return cmdPubkey(inv.stdin, inv.stdout) }
+}
 
 // cmdGenkey prints a new Curve25519 private key, clamped, in the base64 form
 // of `wg genkey`.
@@ -33,10 +40,5 @@ func cmdPubkey(stdin io.Reader, stdout io.Writer) error {
 		return fmt.Errorf("stdin: %w", err)
 	}
 	_, err = fmt.Fprintln(stdout, k.PublicKey().String())
-	return err
-}
-
-func cmdVersion(stdout io.Writer) error {
-	_, err := fmt.Fprintf(stdout, "relay %s (%s, %s/%s)\n", version.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return err
 }

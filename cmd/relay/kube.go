@@ -30,7 +30,7 @@ type kubeOpts struct {
 
 func kubeFlags(fs *flag.FlagSet) kubeOpts {
 	return kubeOpts{
-		kubeconfig: fs.String("kubeconfig", "", "Kubernetes mode: the API server of this kubeconfig drives the relay"),
+		kubeconfig: fs.String("kubeconfig", "", "Kubernetes mode: the API server of this kubeconfig `FILE` drives the relay"),
 		inCluster:  fs.Bool("kubernetes", false, "Kubernetes mode with the in-cluster API server (in a pod)"),
 		namespace:  fs.String("namespace", "", "Kubernetes mode: the relay's namespace (default: the pod's)"),
 		consumer:   fs.String("consumer-cluster-id", "", "Kubernetes mode with dnsServer: the Liqo cluster ID of the relay's consumer, whose offloaded Services the DNS responder answers for (default: the liqo.io/remote-cluster-id label of the relay's tenant namespace)"),

@@ -3,94 +3,127 @@
 // its lowest-latency healthy path and fails over in a fraction of a second.
 //
 // It is thin: flags, wiring and signals. The work is done in internal/.
+// Its subcommands are the table in commands.go, which dispatch, help and
+// completion all read.
 package main
 
 import (
+	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
-
-const usage = `relay: direct WireGuard links between the provider clusters of a Liqo federation
-
-Usage:
-  relay run -c FILE            run the relay (SIGHUP reloads FILE, SIGINT/SIGTERM stop it)
-  relay check -c FILE          validate a configuration: exit 0, or print every problem and exit 1
-  relay status [--admin ADDR] [--token-file FILE | -c FILE] [--json]
-                               show the running relay's peers and paths
-  relay ping PEER [--admin ADDR] [--token-file FILE | -c FILE]
-                               probe every path to PEER from the running relay
-                               (-c FILE: take the admin address and token file
-                               from the relay's configuration)
-  relay inject --namespace NS --service SVC --webhook-config NAME --cert-dir DIR [--cert-manager]
-               [--sidecar FILE] [--listen :9443] [--metrics-listen :9090] [--health-listen :8081]
-                               inject the relay sidecar into Liqo gateway pods (docs/inject.md)
-  relay operator --namespace NS [--kubeconfig FILE] [--cluster-id ID] [--leader-elect=false]
-                               run the consumer-side operator (ForeignClusterConnections)
-  relay demo                   an in-process federation of three relays on loopback
-  relay genkey                 print a new private key
-  relay pubkey                 read a private key on stdin, print its public key
-  relay version                print the version
-`
-
-// errUsage marks errors that should be followed by the usage text.
-var errUsage = errors.New("usage")
 
 // exitError carries a specific exit code.
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
+// usageError is a wrong flag or argument: the message is printed with the
+// command's usage, and the exit code is 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// usagef returns a usageError.
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// invocation is what a command runs with.
+type invocation struct {
+	args           []string // the positional arguments, flags parsed out
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	cmds           []command // the command table, for help and completion
+	clock          clock     // `relay ping --count` spaces its rounds on it
+}
+
+// clock is the time of a command that waits: the system's in the binary,
+// a fake in tests.
+type clock interface {
+	Now() time.Time
+	// Sleep waits d, or until ctx ends and then returns ctx's error.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runFunc runs a command once its flags are parsed.
+type runFunc func(inv *invocation) error
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return dispatch(args, &invocation{stdin: stdin, stdout: stdout, stderr: stderr, cmds: commands, clock: systemClock{}})
+}
+
+// dispatch runs the command line args and returns the exit code: 0, 1 for
+// a failure, 2 for a wrong command line, or a command's own (exitError).
+func dispatch(args []string, inv *invocation) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		writeTopUsage(inv.stderr, inv.cmds)
 		return 2
 	}
-	var err error
-	switch args[0] {
-	case "run":
-		err = cmdRun(args[1:], stderr)
-	case "check":
-		err = cmdCheck(args[1:], stdout, stderr)
-	case "status":
-		err = cmdStatus(args[1:], stdout)
-	case "ping":
-		err = cmdPing(args[1:], stdout)
-	case "inject":
-		err = cmdInject(args[1:], stderr)
-	case "operator":
-		err = cmdOperator(args[1:], stderr)
-	case "demo":
-		err = cmdDemo(args[1:], stdout)
-	case "genkey":
-		err = cmdGenkey(stdout)
-	case "pubkey":
-		err = cmdPubkey(stdin, stdout)
-	case "version", "--version", "-v":
-		err = cmdVersion(stdout)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		writeTopUsage(inv.stdout, inv.cmds)
 		return 0
-	default:
-		fmt.Fprintf(stderr, "relay: unknown command %q\n\n%s", args[0], usage)
+	case "-v", "--version":
+		name = "version"
+	}
+	c, ok := lookup(inv.cmds, name)
+	if !ok {
+		fmt.Fprintf(inv.stderr, "relay: unknown command %q\n\n", name)
+		writeTopUsage(inv.stderr, inv.cmds)
 		return 2
+	}
+	fs, runCmd := c.setup()
+	fs.SetOutput(io.Discard) // dispatch prints the help and the errors
+	fs.Usage = func() {}
+	pos, err := parseArgs(fs, args[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		writeHelp(inv.stdout, c, fs)
+		return 0
+	case err != nil:
+		err = usageError{err.Error()}
+	default:
+		if err = c.checkArgs(pos); err == nil {
+			inv.args = pos
+			err = runCmd(inv)
+		}
 	}
 	var ee exitError
+	var ue usageError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "relay %s: %v\n", args[0], err)
+	case errors.As(err, &ue):
+		fmt.Fprintf(inv.stderr, "relay %s: %v\n\n", c.name, err)
+		writeUsage(inv.stderr, c, fs)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "relay %s: %v\n", args[0], err)
+		fmt.Fprintf(inv.stderr, "relay %s: %v\n", c.name, err)
 		return 1
 	}
 }

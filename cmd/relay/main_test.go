@@ -145,7 +145,7 @@ func TestUsageAndVersion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "relay ") {
 		t.Errorf("version: exit %d, stdout %q", code, out)
 	}
-	if code, out, _ := runCmd(t, "", "help"); code != 0 || !strings.Contains(out, "relay run -c FILE") {
+	if code, out, _ := runCmd(t, "", "help"); code != 0 || !strings.Contains(out, "Commands:\n  run ") {
 		t.Errorf("help: exit %d, stdout %q", code, out)
 	}
 	if code, _, _ := runCmd(t, "", "run", "--no-such-flag"); code != 2 {

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
+	"flag"
 	"io"
 	"os/signal"
 	"syscall"
@@ -13,16 +13,18 @@ import (
 	"github.com/liqo-relay/relay/internal/kube/consumer/operator"
 )
 
-// cmdOperator runs the consumer-side operator (docs/operator.md).
-func cmdOperator(args []string, stderr io.Writer) error {
+func setupOperator() (*flag.FlagSet, runFunc) {
 	fs, cl := operator.NewFlagSet()
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+	return fs, func(inv *invocation) error {
+		if err := cl.Check(fs); err != nil {
+			return usageError{err.Error()}
+		}
+		return cmdOperator(cl, inv.stderr)
 	}
-	if err := cl.Check(fs); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
+}
+
+// cmdOperator runs the consumer-side operator (docs/operator.md).
+func cmdOperator(cl *operator.CommandLine, stderr io.Writer) error {
 	o := cl.Options
 	log, _ := newLogger(stderr, config.Log{Level: cl.LogLevel, Format: cl.LogFormat})
 	o.Logger = log

@@ -21,22 +21,22 @@ import (
 
 // configFlag registers -c and --config on fs.
 func configFlag(fs *flag.FlagSet) *string {
-	p := fs.String("config", "", "configuration file (YAML)")
+	p := fs.String("config", "", "configuration `FILE` (YAML)")
 	fs.StringVar(p, "c", "", "shorthand for --config")
 	return p
 }
 
-func cmdCheck(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func setupCheck() (*flag.FlagSet, runFunc) {
+	fs := newFlagSet("check")
 	path := configFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+	return fs, func(inv *invocation) error { return cmdCheck(*path, inv.stdout, inv.stderr) }
+}
+
+func cmdCheck(path string, stdout, stderr io.Writer) error {
+	if path == "" {
+		return usagef("-c FILE is required")
 	}
-	if *path == "" {
-		return fmt.Errorf("%w: -c FILE is required", errUsage)
-	}
-	cfg, err := agent.ParseFile(*path)
+	cfg, err := agent.ParseFile(path)
 	if err == nil && cfg.PrivateKeySecret.IsZero() {
 		err = agent.ResolveKey(cfg) // a Secret-held key is read only by run
 	}
@@ -44,7 +44,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, err)
 		return exitError{1}
 	}
-	fmt.Fprintf(stdout, "%s: valid: relay %q, %s mode, %d peer(s)\n", *path, cfg.Name, cfg.Mode, len(cfg.Peers))
+	fmt.Fprintf(stdout, "%s: valid: relay %q, %s mode, %d peer(s)\n", path, cfg.Name, cfg.Mode, len(cfg.Peers))
 	return nil
 }
 
@@ -74,38 +74,32 @@ type runFlags struct {
 	bind    conn.Bind // nil: the agent's default, udpbind
 }
 
-func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func setupRun() (*flag.FlagSet, runFunc) {
+	fs := newFlagSet("run")
 	path := configFlag(fs)
 	kf := kubeFlags(fs)
-	standby := fs.String("standby-labels", "", "a downward API file of the pod's labels: run only while the pod is the active Liqo gateway replica (docs/inject.md)")
+	standby := fs.String("standby-labels", "", "a downward API `FILE` of the pod's labels: run only while the pod is the active Liqo gateway replica (docs/inject.md)")
 	sockets := fs.String("sockets", "batch", "the UDP sockets under WireGuard: batch (liqo-relay's: probes to many peers in one system call) or std (wireguard-go's StdNetBind); docs/performance.md")
-	if err := fs.Parse(args); err != nil {
-		return runFlags{}, exitError{2}
+	return fs, func(inv *invocation) error {
+		f := runFlags{path: *path, kube: kf, standby: *standby}
+		switch *sockets {
+		case "batch":
+		case "std":
+			f.bind = conn.NewStdNetBind()
+		default:
+			return usagef("--sockets %q: want batch or std", *sockets)
+		}
+		if f.path == "" {
+			return usagef("-c FILE is required")
+		}
+		return cmdRun(f, inv.stderr)
 	}
-	f := runFlags{path: *path, kube: kf, standby: *standby}
-	switch *sockets {
-	case "batch":
-	case "std":
-		f.bind = conn.NewStdNetBind()
-	default:
-		return runFlags{}, fmt.Errorf("%w: --sockets %q: want batch or std", errUsage, *sockets)
-	}
-	if f.path == "" {
-		return runFlags{}, fmt.Errorf("%w: -c FILE is required", errUsage)
-	}
-	return f, nil
 }
 
 // cmdRun runs the relay until SIGINT or SIGTERM. SIGHUP re-reads the
 // configuration; an invalid one is reported and the running one stays. A
 // second SIGINT/SIGTERM during shutdown exits at once.
-func cmdRun(args []string, stderr io.Writer) error {
-	f, err := parseRunFlags(args, stderr)
-	if err != nil {
-		return err
-	}
+func cmdRun(f runFlags, stderr io.Writer) error {
 	cfg, err := agent.ParseFile(f.path)
 	if err != nil {
 		return err
@@ -190,7 +184,7 @@ func startKubeMode(ctx context.Context, f runFlags, cfg *config.Config, log *slo
 	case f.kube.enabled():
 		return startKube(ctx, f.kube, cfg, log)
 	case *f.kube.dnsListen != "" || *f.kube.consumer != "":
-		return nil, fmt.Errorf("%w: --dns-listen and --consumer-cluster-id need Kubernetes mode (--kubeconfig FILE or --kubernetes)", errUsage)
+		return nil, usagef("--dns-listen and --consumer-cluster-id need Kubernetes mode (--kubeconfig FILE or --kubernetes)")
 	case !cfg.PrivateKeySecret.IsZero():
 		return nil, fmt.Errorf("%s: privateKeySecret needs Kubernetes mode: add --kubeconfig FILE or --kubernetes", f.path)
 	}

@@ -11,9 +11,6 @@ import (
 	"github.com/liqo-relay/relay/internal/core/status"
 )
 
-// pingTimeout is how long `relay ping` waits for answers.
-const pingTimeout = 2 * time.Second
-
 // pingKey names one outstanding `relay ping` request. Nonces come from one
 // counter per peer (health.Monitor.NextNonce), so requests to two peers may
 // carry the same nonce: the peer is part of the key.
@@ -45,7 +42,8 @@ func (w *pingWait) answer(path int, at time.Time) {
 	}
 }
 
-// Ping probes every path of peer now and waits for the answers (admin.Source).
+// Ping probes every path of peer now and waits for the answers (admin.Source):
+// admin.MaxPingWait, or until ctx ends if that is sooner (/ping's timeout).
 func (a *Agent) Ping(ctx context.Context, peer string) ([]status.PingResult, error) {
 	var w *pingWait
 	var err error
@@ -55,7 +53,7 @@ func (a *Agent) Ping(ctx context.Context, peer string) ([]status.PingResult, err
 	if err != nil {
 		return nil, err
 	}
-	t := time.NewTimer(pingTimeout)
+	t := time.NewTimer(admin.MaxPingWait)
 	defer t.Stop()
 	select {
 	case <-w.ch:

@@ -73,8 +73,19 @@ func (c Client) Status(ctx context.Context) (status.Status, error) {
 // does not know the error wraps ErrUnknownPeer; when the relay's rate limit
 // refuses it, ErrRateLimited.
 func (c Client) Ping(ctx context.Context, peer string) ([]status.PingResult, error) {
+	return c.PingWithin(ctx, peer, 0)
+}
+
+// PingWithin is Ping with the relay waiting at most timeout for the
+// answers (0: MaxPingWait); a path that has not answered by then reads
+// "timeout". A timeout above MaxPingWait is refused by the relay.
+func (c Client) PingWithin(ctx context.Context, peer string, timeout time.Duration) ([]status.PingResult, error) {
 	addr := c.Addr
-	body, err := c.get(ctx, "/ping", url.Values{"peer": {peer}})
+	q := url.Values{"peer": {peer}}
+	if timeout > 0 {
+		q.Set("timeout", timeout.String())
+	}
+	body, err := c.get(ctx, "/ping", q)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,8 @@
 //	/ping?peer=NAME   probes every path of the peer now and returns
 //	                  []status.PingResult as JSON; 404 for an unknown peer, 429
 //	                  with Retry-After beyond 5 pings at once and 1/s.
+//	                  &timeout=D waits D for the answers instead of
+//	                  MaxPingWait (at most that; 400 otherwise).
 //
 // With Options.Token, /status and /ping answer 401 without
 // "Authorization: Bearer TOKEN" (compared in constant time). With

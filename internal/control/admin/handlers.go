@@ -16,10 +16,18 @@ import (
 	"github.com/liqo-relay/relay/internal/core/status"
 )
 
-// pingTimeout bounds one /ping request. Probes time out far sooner (a path
-// that has not answered within a second is lost); this only guards against
-// a Source that never returns.
+// pingTimeout bounds one /ping request without a timeout parameter.
+// Probes time out far sooner (a path that has not answered within a second
+// is lost, and the agent waits MaxPingWait); this only guards against a
+// Source that never returns.
 const pingTimeout = 10 * time.Second
+
+// MaxPingWait is the longest a ping waits for the answers to its probes,
+// and how long the agent's Source.Ping waits when ctx does not end sooner.
+// A path that has not answered within a second is lost, so waiting longer
+// would only report the same timeout later. /ping?timeout=D waits D, up
+// to MaxPingWait.
+const MaxPingWait = 2 * time.Second
 
 // handler serves the admin endpoints.
 type handler struct {
@@ -97,13 +105,22 @@ func (h *handler) ping(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "missing query parameter peer")
 		return
 	}
+	limit := pingTimeout
+	if v := r.URL.Query().Get("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > MaxPingWait {
+			writeError(w, http.StatusBadRequest, "timeout "+strconv.Quote(v)+": want a duration above 0 and at most "+MaxPingWait.String()+", like 500ms")
+			return
+		}
+		limit = d
+	}
 	if ok, wait := h.pings.take(h.now()); !ok {
 		secs := int(math.Ceil(wait.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
 		writeError(w, http.StatusTooManyRequests, "too many pings: at most "+strconv.Itoa(pingBurst)+" at once and one a second after that")
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), pingTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), limit)
 	defer cancel()
 	res, err := h.src.Ping(ctx, peer)
 	switch {
