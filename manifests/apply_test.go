@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +39,18 @@ spec:
 	return strings.Join(docs, "---\n")
 }
 
+// namespacesOf returns the namespaces of a rendered chart's objects.
+func namespacesOf(t *testing.T, what string, out []byte) []string {
+	t.Helper()
+	var nss []string
+	for _, o := range decodeAll(t, what, out) {
+		if ns, ok := get(o, "metadata", "namespace").(string); ok && !slices.Contains(nss, ns) {
+			nss = append(nss, ns)
+		}
+	}
+	return nss
+}
+
 // splitCRDs returns the CRDs and the other documents of a rendered chart,
 // each as a multi-document YAML stream.
 func splitCRDs(out []byte) (crds, rest string) {
@@ -52,21 +65,23 @@ func splitCRDs(out []byte) (crds, rest string) {
 	return strings.Join(c, "\n---\n"), strings.Join(r, "\n---\n")
 }
 
-// TestChartAppliesToAPIServer renders every variant and applies it to a
-// real kube-apiserver: the CRDs first, then a server-side dry run of the
-// rest, then the real server-side apply, then reads some objects back.
-// The kustomize bases and the Liqo templates (with Liqo's CRDs) are
-// applied too.
+// TestChartAppliesToAPIServer renders every variant and every good values
+// file and applies it to a real kube-apiserver: the CRDs first, then a
+// server-side dry run of the rest, then the real server-side apply, then
+// reads some objects back. The kustomize bases and the Liqo templates
+// (with Liqo's CRDs) are applied too.
 func TestChartAppliesToAPIServer(t *testing.T) {
 	h := helm(t)
 	c := k8stest.Start(t, "chart", "")
 	c.KubectlIn(t, stubCRDs(), "apply", "--server-side", "-f", "-")
-	for _, v := range variants {
-		crds, rest := splitCRDs(v.render(t, h))
+	for _, v := range append(append([]variant{}, variants...), goodVariants(t)...) {
+		out := v.render(t, h)
+		crds, rest := splitCRDs(out)
 		c.KubectlIn(t, crds, "apply", "--server-side", "--force-conflicts", "-f", "-")
 		c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-		// liqo: the webhook reads Liqo's clusterid ConfigMap there (a Role).
-		for _, ns := range []string{v.name, "liqo-tenant-consumer-1", "liqo"} {
+		// liqo: the webhook reads Liqo's clusterid ConfigMap there (a Role);
+		// the others: the tenant namespaces of the grants and templates.
+		for _, ns := range append([]string{v.name, "liqo-tenant-consumer-1", "liqo"}, namespacesOf(t, v.name, out)...) {
 			if out, err := c.KubectlErr("create", "namespace", ns); err != nil && !strings.Contains(out, "AlreadyExists") {
 				t.Fatalf("namespace %s: %v\n%s", ns, err, out)
 			}
@@ -74,10 +89,10 @@ func TestChartAppliesToAPIServer(t *testing.T) {
 		c.KubectlIn(t, rest, "apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-")
 		c.KubectlIn(t, rest, "apply", "--server-side", "--force-conflicts", "-f", "-")
 	}
-	if got := c.Kubectl(t, "get", "mutatingwebhookconfiguration", "default-liqo-relay-inject", "-o", "jsonpath={.webhooks[0].failurePolicy}"); got != "Ignore" {
+	if got := c.Kubectl(t, "get", "mutatingwebhookconfiguration", "both-liqo-relay-inject", "-o", "jsonpath={.webhooks[0].failurePolicy}"); got != "Ignore" {
 		t.Errorf("failurePolicy %q", got)
 	}
-	if got := c.Kubectl(t, "-n", "default", "get", "deployment", "default-liqo-relay-operator", "-o", "jsonpath={.spec.template.spec.containers[0].args[0]}"); got != "operator" {
+	if got := c.Kubectl(t, "-n", "both", "get", "deployment", "both-liqo-relay-operator", "-o", "jsonpath={.spec.template.spec.containers[0].args[0]}"); got != "operator" {
 		t.Errorf("operator args[0] %q", got)
 	}
 

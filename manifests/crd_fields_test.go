@@ -18,9 +18,9 @@ type crd struct {
 			ShortNames []string `yaml:"shortNames"`
 		} `yaml:"names"`
 		Versions []struct {
-			Name    string `yaml:"name"`
+			Name    string   `yaml:"name"`
 			Columns []column `yaml:"additionalPrinterColumns"`
-			Schema struct {
+			Schema  struct {
 				OpenAPIV3Schema *schema `yaml:"openAPIV3Schema"`
 			} `yaml:"schema"`
 		} `yaml:"versions"`

@@ -32,11 +32,11 @@ func sidecarFile(objs []map[string]any) string {
 func TestChartSidecarParses(t *testing.T) {
 	h := helm(t)
 	extra := []variant{
-		{name: "sidecar-options", sets: []string{
+		{name: "sidecar-options", sets: withInject(
 			"sidecar.mode=netstack", "sidecar.service.type=ClusterIP", "sidecar.localClusterID=provider-a",
 			"sidecar.nameIncludesConsumer=true", "sidecar.allowedPeerPrefixes={10.70.0.0/16}", "sidecar.exports={10.244.0.0/16}",
 			"sidecar.health.interval=100ms", "sidecar.log.format=json", "sidecar.keySecret=other-key", "networkPolicy.enabled=false",
-		}},
+		)},
 	}
 	n := 0
 	for _, v := range append(append([]variant{}, variants...), extra...) {
@@ -80,7 +80,7 @@ func TestChartSidecarNetworkPolicyDefaults(t *testing.T) {
 		{[]string{"networkPolicy.enabled=false", "sidecar.networkPolicy.enabled=true"}, true, "namespaceSelector"},
 		{[]string{"sidecar.networkPolicy.metricsFrom[0].ipBlock.cidr=10.0.0.0/8"}, true, "10.0.0.0/8"},
 	} {
-		v := variant{name: "np", sets: c.sets}
+		v := variant{name: "np", sets: withInject(c.sets...)}
 		file := sidecarFile(decodeAll(t, "np", v.render(t, h)))
 		sc, err := webhook.ParseSidecar([]byte(file))
 		if err != nil {
@@ -146,8 +146,8 @@ func withNames(rules any, names map[string]any) any {
 func TestChartRBACIsTheComponentsRBAC(t *testing.T) {
 	h := helm(t)
 	for _, v := range []variant{
-		{name: "default"},
-		{name: "names", sets: []string{"sidecar.keySecret=k", "sidecar.relayClusterRole=r", "sidecar.liqoNamespace=lq"}},
+		{name: "both", sets: bothRoles},
+		{name: "names", sets: withBoth("sidecar.keySecret=k", "sidecar.relayClusterRole=r", "sidecar.liqoNamespace=lq")},
 	} {
 		objs := decodeAll(t, v.name, v.render(t, h))
 		names := map[string]any{"secrets": "relay-key", "clusterroles": []any{"liqo-relay", "liqo-relay-dns"}, "mutatingwebhookconfigurations": v.name + "-liqo-relay-inject"}

@@ -140,32 +140,40 @@ type variant struct {
 }
 
 var variants = []variant{
-	{name: "default", check: func(t *testing.T, objs []map[string]any) {
+	{name: "both", sets: bothRoles, check: func(t *testing.T, objs []map[string]any) {
 		k := kinds(objs)
-		if k["Deployment"] != 2 || k["MutatingWebhookConfiguration"] != 1 || k["CustomResourceDefinition"] != 3 || k["ServiceMonitor"] != 0 {
-			t.Errorf("default install: %v", k)
+		if k["Deployment"] != 2 || k["MutatingWebhookConfiguration"] != 1 || k["CustomResourceDefinition"] != 3 || k["ServiceMonitor"] != 0 ||
+			k["PodDisruptionBudget"] != 0 {
+			t.Errorf("consumer and provider install: %v", k)
 		}
-		mwc := find(objs, "MutatingWebhookConfiguration", "default-liqo-relay-inject")
+		mwc := find(objs, "MutatingWebhookConfiguration", "both-liqo-relay-inject")
 		wh := get(mwc, "webhooks", 0)
 		if get(wh, "failurePolicy") != "Ignore" || get(wh, "objectSelector", "matchLabels", "networking.liqo.io/component") != "gateway" ||
 			!reflect.DeepEqual(get(wh, "rules", 0, "operations"), []any{"CREATE"}) || get(mwc, "metadata", "annotations") != nil {
 			t.Errorf("webhook configuration: %v", wh)
 		}
-		args := get(find(objs, "Deployment", "default-liqo-relay-inject"), "spec", "template", "spec", "containers", 0, "args")
-		want := []any{"inject", "--listen=:9443", "--namespace=default", "--service=default-liqo-relay-inject",
-			"--webhook-config=default-liqo-relay-inject", "--cert-dir=/tmp/certs", "--sidecar=/etc/relay-inject/sidecar.yaml",
+		args := get(find(objs, "Deployment", "both-liqo-relay-inject"), "spec", "template", "spec", "containers", 0, "args")
+		want := []any{"inject", "--listen=:9443", "--namespace=both", "--service=both-liqo-relay-inject",
+			"--webhook-config=both-liqo-relay-inject", "--cert-dir=/tmp/certs", "--sidecar=/etc/relay-inject/sidecar.yaml",
 			"--metrics-listen=:9090", "--health-listen=:8081"}
 		if !reflect.DeepEqual(args, want) {
 			t.Errorf("webhook args %v, want %v", args, want)
 		}
-		op := get(find(objs, "Deployment", "default-liqo-relay-operator"), "spec", "template", "spec", "containers", 0)
-		want = []any{"operator", "--namespace=default", "--leader-elect=true", "--lease-name=liqo-relay-operator",
+		op := get(find(objs, "Deployment", "both-liqo-relay-operator"), "spec", "template", "spec", "containers", 0)
+		want = []any{"operator", "--namespace=both", "--leader-elect=true", "--lease-name=liqo-relay-operator",
 			"--metrics-listen=:9090", "--health-listen=:8081"}
 		if !reflect.DeepEqual(get(op, "args"), want) || get(op, "readinessProbe", "httpGet", "path") != "/readyz" {
 			t.Errorf("operator container %v", op)
 		}
 		if sc := sidecar(t, objs); sc["mode"] != "tun" || sc["image"] != "ghcr.io/liqo-relay/relay:0.1.0" {
 			t.Errorf("sidecar %v", sc)
+		}
+	}},
+	{name: "default", check: func(t *testing.T, objs []map[string]any) {
+		k := kinds(objs)
+		if k["Deployment"] != 1 || find(objs, "Deployment", "default-liqo-relay-operator") == nil || k["CustomResourceDefinition"] != 3 ||
+			k["MutatingWebhookConfiguration"] != 0 || k["PodDisruptionBudget"] != 0 || find(objs, "ClusterRole", "default-liqo-relay-consumer-operator") != nil {
+			t.Errorf("the defaults install the consumer only: %v", k)
 		}
 	}},
 	{name: "consumer", sets: manifestgen.Bases[0].Sets, check: func(t *testing.T, objs []map[string]any) {
@@ -184,7 +192,7 @@ var variants = []variant{
 			t.Errorf("consumer grant %v", rb)
 		}
 	}},
-	{name: "certmanager", sets: []string{"inject.certManager.enabled=true", "components.operator.enabled=false"}, check: func(t *testing.T, objs []map[string]any) {
+	{name: "certmanager", sets: withInject("inject.certManager.enabled=true", "components.operator.enabled=false"), check: func(t *testing.T, objs []map[string]any) {
 		if find(objs, "Certificate", "certmanager-liqo-relay-inject") == nil || find(objs, "Issuer", "certmanager-liqo-relay-inject") == nil {
 			t.Errorf("no Certificate/Issuer: %v", kinds(objs))
 		}
@@ -197,7 +205,7 @@ var variants = []variant{
 			t.Errorf("webhook pod does not use cert-manager's Secret: %v", pod)
 		}
 	}},
-	{name: "netstack", sets: []string{"sidecar.mode=netstack", "serviceMonitor.enabled=true"}, check: func(t *testing.T, objs []map[string]any) {
+	{name: "netstack", sets: withInject("sidecar.mode=netstack", "serviceMonitor.enabled=true"), check: func(t *testing.T, objs []map[string]any) {
 		if sc := sidecar(t, objs); sc["mode"] != "netstack" {
 			t.Errorf("sidecar %v", sc)
 		}
@@ -205,7 +213,7 @@ var variants = []variant{
 			t.Errorf("serviceMonitor.enabled: %v", kinds(objs))
 		}
 	}},
-	{name: "dns", sets: []string{"components.operator.enabled=false", "sidecar.dns.enabled=true", "sidecar.dns.ttl=3s"}, check: func(t *testing.T, objs []map[string]any) {
+	{name: "dns", sets: withInject("components.operator.enabled=false", "sidecar.dns.enabled=true", "sidecar.dns.ttl=3s"), check: func(t *testing.T, objs []map[string]any) {
 		if sc := sidecar(t, objs); get(sc, "dns", "enabled") != true || fmt.Sprint(get(sc, "dns", "port")) != "5353" {
 			t.Errorf("sidecar dns %v", get(sc, "dns"))
 		}
@@ -254,26 +262,45 @@ func sidecar(t *testing.T, objs []map[string]any) map[string]any {
 
 func (v variant) render(t *testing.T, h string) []byte {
 	t.Helper()
-	args := []string{"template", v.name, chartDir, "--namespace", v.name, "--include-crds"}
-	for _, s := range v.sets {
-		args = append(args, "--set", s)
-	}
-	for _, f := range v.files {
-		args = append(args, "-f", f)
-	}
-	out, err := runHelm(h, args...)
+	out, err := v.template(h, chartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
+// template runs helm template on the chart in dir with the variant's
+// values, for the chart's kubeVersion floor.
+func (v variant) template(h, dir string) ([]byte, error) {
+	return runHelm(h, append([]string{"template", v.name, dir, "--namespace", v.name, "--include-crds", "--kube-version", manifestgen.KubeVersion}, v.values()...)...)
+}
+
+// lint runs helm lint --strict on the chart with the variant's values.
+func (v variant) lint(h string) ([]byte, error) {
+	return runHelm(h, append([]string{"lint", "--strict", chartDir, "--kube-version", manifestgen.KubeVersion}, v.values()...)...)
+}
+
+// values are the variant's --set and -f arguments.
+func (v variant) values() []string {
+	var args []string
+	for _, s := range v.sets {
+		args = append(args, "--set", s)
+	}
+	for _, f := range v.files {
+		args = append(args, "-f", f)
+	}
+	return args
+}
+
+// runHelm runs helm and returns its standard output, on failure too
+// (helm lint reports its findings there); the error holds its standard
+// error.
 func runHelm(h string, args ...string) ([]byte, error) {
 	var out, errb bytes.Buffer
 	cmd := execCommand(h, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("helm %v: %w\n%s", args, err, errb.String())
+		return out.Bytes(), fmt.Errorf("helm %v: %w\n%s", args, err, errb.String())
 	}
 	return out.Bytes(), nil
 }
@@ -281,14 +308,7 @@ func runHelm(h string, args ...string) ([]byte, error) {
 func TestChartLint(t *testing.T) {
 	h := helm(t)
 	for _, v := range variants {
-		args := []string{"lint", "--strict", chartDir}
-		for _, s := range v.sets {
-			args = append(args, "--set", s)
-		}
-		for _, f := range v.files {
-			args = append(args, "-f", f)
-		}
-		if out, err := runHelm(h, args...); err != nil {
+		if out, err := v.lint(h); err != nil {
 			t.Errorf("%s: %v\n%s", v.name, err, out)
 		}
 	}
@@ -307,7 +327,7 @@ func TestChartRenders(t *testing.T) {
 // the rules of manifests/rbac/relay-role.yaml (docs/kubernetes.md#rbac),
 // which the Kubernetes tests run the relay under.
 func TestChartRelayRoleIsTheRelayRole(t *testing.T) {
-	objs := decodeAll(t, "default", variants[0].render(t, helm(t)))
+	objs := decodeAll(t, variants[0].name, variants[0].render(t, helm(t)))
 	role := decodeAll(t, "relay-role.yaml", readFile(t, "rbac/relay-role.yaml"))[0]
 	chart := find(objs, "ClusterRole", "liqo-relay")
 	if chart == nil || !reflect.DeepEqual(chart["rules"], role["rules"]) {

@@ -3,12 +3,8 @@ package manifests
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,9 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/liqo-relay/relay/build/manifestgen"
 	"github.com/liqo-relay/relay/internal/core/config"
 	"github.com/liqo-relay/relay/internal/kube/webhook"
 	"github.com/liqo-relay/relay/test/k8s/k8stest"
@@ -56,93 +52,16 @@ func TestChartWebhookWithRealAPIServer(t *testing.T) {
 	h := helm(t)
 	// Liqo's gateway container is privileged.
 	c := k8stest.Start(t, "chartinject", "", "K8S_APISERVER_ARGS=--allow-privileged=true")
-	v := variant{name: "provider", sets: []string{"components.operator.enabled=false", "providerGrant.consumers[0].clusterID=" + glueGateway, "sidecar.dns.enabled=true"}}
+	v := variant{name: "provider", sets: append(append([]string{}, manifestgen.Bases[1].Sets...), "providerGrant.consumers[0].clusterID="+glueGateway, "sidecar.dns.enabled=true")}
 	crds, rest := splitCRDs(v.render(t, h))
 	c.KubectlIn(t, crds, "apply", "--server-side", "-f", "-")
-	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(fixtureDir, "..", "crds", "networking.liqo.io_gatewayservers.yaml"))
-	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-	// Liqo's side: its namespace with the cluster-ID ConfigMap (the chart's
-	// sidecar has no localClusterID), the tenant namespace, the gateway's
-	// ServiceAccount and GatewayServer.
-	c.InstallLiqoClusterID(t, glueLocal)
-	c.KubectlIn(t, `
-apiVersion: v1
-kind: Namespace
-metadata: {name: `+glueTenant+`}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: provider}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: `+glueGateway+`, namespace: `+glueTenant+`}
----
-apiVersion: networking.liqo.io/v1beta1
-kind: GatewayServer
-metadata: {name: `+glueGateway+`, namespace: `+glueTenant+`}
-spec: {}
-`, "apply", "-f", "-")
+	liqoGatewaySide(t, c)
 	c.KubectlIn(t, rest, "apply", "--server-side", "-f", "-")
 
 	objs := decodeAll(t, v.name, v.render(t, h))
 	name := "provider-liqo-relay-inject"
-	args := deploymentArgs(t, objs, name)
-	if args[0] != "inject" {
-		t.Fatalf("args %v", args)
-	}
-	dir := t.TempDir()
-	sidecar := filepath.Join(dir, "sidecar.yaml")
-	if err := os.WriteFile(sidecar, []byte(sidecarFile(objs)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := ln.Addr().String()
-	ln.Close()
-
-	ctx := context.Background()
-	admin := kubernetes.NewForConfigOrDie(c.Config(t))
-	patch, _ := json.Marshal([]map[string]any{{"op": "replace", "path": "/webhooks/0/clientConfig", "value": map[string]any{"url": "https://" + listen + webhook.WebhookPath}}})
-	if _, err := admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
-	// The chart's arguments, then the local overrides (the last wins).
-	fs, cl := webhook.NewFlagSet(func(string) string { return "" })
-	fs.SetOutput(io.Discard)
-	saKubeconfig := c.ServiceAccountKubeconfig(t, "provider", name)
-	local := []string{"--listen=" + listen, "--metrics-listen=127.0.0.1:0", "--health-listen=127.0.0.1:0",
-		"--cert-dir=" + filepath.Join(dir, "certs"), "--sidecar=" + sidecar, "--extra-hosts=127.0.0.1",
-		"--kubeconfig=" + saKubeconfig}
-	if err := fs.Parse(append(args[1:], local...)); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.Check(fs); err != nil {
-		t.Fatal(err)
-	}
-	// The chart's admission policies are in force before relay inject
-	// writes anything: its writes below pass them.
-	saClient := kubeconfigClient(t, saKubeconfig)
-	waitForSecretPolicies(t, admin, saClient, "provider", glueTenant)
-	waitForWebhookConfigPolicy(t, saClient, "provider", name)
-
-	o := cl.Options
-	metrics := make(chan string, 1)
-	o.Ready = func(_, m, _ net.Addr) { metrics <- "http://" + m.String() + "/metrics" }
-	o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- webhook.Run(rctx, o) }()
-	t.Cleanup(func() { cancel(); <-done })
-	var metricsURL string
-	select {
-	case metricsURL = <-metrics:
-	case err := <-done:
-		t.Fatalf("relay inject under the chart's ServiceAccount: %v", err)
-	}
+	inj := runChartInject(t, c, objs, "provider", name)
+	ctx, admin, saClient, metricsURL := context.Background(), inj.admin, inj.sa, inj.metricsURL
 
 	// The caBundle was written under the chart's RBAC.
 	mwc, err := admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, name, metav1.GetOptions{})
@@ -302,4 +221,34 @@ func checkDNSWiring(t *testing.T, c *k8stest.Cluster, admin kubernetes.Interface
 			t.Errorf("the relay cannot %v: %s", q, out)
 		}
 	}
+}
+
+// liqoGatewaySide puts on the cluster what Liqo has there for one peering
+// of a provider: the GatewayServer CRD, Liqo's namespace with the
+// cluster-ID ConfigMap (the chart's sidecar has no localClusterID), the
+// tenant namespace, and the gateway's ServiceAccount and GatewayServer;
+// and the namespace provider, where the tests install the chart.
+func liqoGatewaySide(t *testing.T, c *k8stest.Cluster) {
+	t.Helper()
+	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(fixtureDir, "..", "crds", "networking.liqo.io_gatewayservers.yaml"))
+	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+	c.InstallLiqoClusterID(t, glueLocal)
+	c.KubectlIn(t, `
+apiVersion: v1
+kind: Namespace
+metadata: {name: `+glueTenant+`}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: provider}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: `+glueGateway+`, namespace: `+glueTenant+`}
+---
+apiVersion: networking.liqo.io/v1beta1
+kind: GatewayServer
+metadata: {name: `+glueGateway+`, namespace: `+glueTenant+`}
+spec: {}
+`, "apply", "-f", "-")
 }

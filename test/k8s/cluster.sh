@@ -47,10 +47,22 @@ K8S_TTL=${K8S_TTL:-3600}
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
+# K8S_LDFLAGS stamp the binaries with the version a release build has:
+# without them kube-apiserver reports v0.0.0-master (a chart's kubeVersion
+# then refuses it), and helm renders for Kubernetes 1.20 by default.
+K8S_MINOR=${K8S_VERSION#v1.}
+K8S_MINOR=${K8S_MINOR%%.*}
+K8S_LDFLAGS="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 \
+-X k8s.io/component-base/version.gitMinor=$K8S_MINOR -X k8s.io/component-base/version.gitTreeState=clean \
+-X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitMajor=1 \
+-X k8s.io/client-go/pkg/version.gitMinor=$K8S_MINOR \
+-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$K8S_MINOR"
+
 # tools_hash identifies what the binaries are built from: the tools
-# module's go.mod, go.sum and sources. A change to any of them rebuilds.
+# module's go.mod, go.sum and sources, and the link flags. A change to any
+# of them rebuilds.
 tools_hash() {
-	(cd "$HERE/tools" && cat go.mod go.sum $(find . -name '*.go' | LC_ALL=C sort)) |
+	(cd "$HERE/tools" && cat go.mod go.sum $(find . -name '*.go' | LC_ALL=C sort) && echo "$K8S_LDFLAGS") |
 		sha256sum | cut -c1-16
 }
 
@@ -68,7 +80,7 @@ build() {
 	mkdir -p "$K8S_CACHE"
 	local tmp
 	tmp=$(mktemp -d "$K8S_CACHE/build.XXXXXX")
-	(cd "$HERE/tools" && GOFLAGS=-mod=mod go build -trimpath -o "$tmp/" \
+	(cd "$HERE/tools" && GOFLAGS=-mod=mod go build -trimpath -ldflags "$K8S_LDFLAGS" -o "$tmp/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy ./etcd \
 		k8s.io/kubernetes/cmd/kubectl helm.sh/helm/v3/cmd/helm) >&2 ||

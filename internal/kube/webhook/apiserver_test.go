@@ -117,7 +117,7 @@ func TestWebhookWithRealAPIServer(t *testing.T) {
 		if err != nil {
 			return err.Error()
 		}
-		if svc.Spec.Selector[ActiveLabel] != "true" || len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].Kind != "GatewayServer" {
+		if svc.Spec.Selector[ActiveLabel] != "true" || len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].Kind != "MutatingWebhookConfiguration" {
 			return "unexpected Service " + svc.String()
 		}
 		return ""
@@ -137,6 +137,21 @@ func TestWebhookWithRealAPIServer(t *testing.T) {
 	// ... and once it is back, the controller reports it.
 	w = startWebhook(t, c.Kubeconfig, listen, certDir, sidecar)
 	checkMissingReported(t, c, w)
+
+	// 6. The peering goes: Liqo deletes the GatewayServer and its pods; the
+	// controller deletes the gateway's objects.
+	c.Kubectl(t, "-n", testNS, "delete", "gatewayservers.networking.liqo.io", testGateway)
+	c.Kubectl(t, "-n", testNS, "delete", "pods", "--all", "--grace-period=0", "--force")
+	k8stest.Eventually(t, "the gone gateway's objects deleted", func() string {
+		var left []string
+		for _, kind := range []string{"rolebinding", "service", "secret", "relays.relay.liqo-relay.io"} {
+			out, _ := c.KubectlErr("-n", testNS, "get", kind, "-l", "app.kubernetes.io/managed-by="+ManagedBy, "-o", "name")
+			if strings.TrimSpace(out) != "" {
+				left = append(left, strings.Fields(out)...)
+			}
+		}
+		return strings.Join(left, " ")
+	})
 }
 
 // injectCluster starts an API server with what Liqo puts there: its

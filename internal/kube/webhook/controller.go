@@ -27,7 +27,8 @@ import (
 	"github.com/liqo-relay/relay/internal/kube/keysecret"
 )
 
-// Liqo's gateway objects, the owners of what the controller writes.
+// Liqo's gateway objects: what the controller writes for one exists while
+// it does (cleanup.go).
 var gatewayKinds = []struct {
 	gvr  schema.GroupVersionResource
 	kind string
@@ -47,11 +48,19 @@ type Recorder interface {
 // Controller gives each Liqo gateway its relay's objects and reports
 // gateway pods without the sidecar. Its unit of work is sync(key), key
 // "namespace/gateway-name".
+//
+// Every object it writes is owned by the anchor, the webhook's own
+// MutatingWebhookConfiguration: `helm uninstall` deletes the anchor, and
+// Kubernetes' garbage collector then deletes all of them, in every
+// namespace, LoadBalancer Services included. A gateway's objects go when
+// the gateway goes, by the controller (cleanup.go): Kubernetes deletes an
+// object with two owners only when both are gone.
 type Controller struct {
 	client    kubernetes.Interface
 	dynamic   dynamic.Interface
 	sidecar   *Sidecar
 	pods      corelisters.PodLister
+	anchor    func(context.Context) (metav1.OwnerReference, error)
 	clusterID func(context.Context) (string, error)
 	events    Recorder
 	metrics   *Metrics
@@ -61,10 +70,13 @@ type Controller struct {
 
 // ControllerOptions configure NewController.
 type ControllerOptions struct {
-	Client    kubernetes.Interface
-	Dynamic   dynamic.Interface
-	Sidecar   *Sidecar
-	Pods      corelisters.PodLister
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+	Sidecar *Sidecar
+	Pods    corelisters.PodLister
+	// Anchor is the owner of every object the controller writes
+	// (WebhookConfigAnchor); an error stops its writes.
+	Anchor    func(context.Context) (metav1.OwnerReference, error)
 	ClusterID func(context.Context) (string, error)
 	Events    Recorder
 	Metrics   *Metrics
@@ -75,7 +87,7 @@ type ControllerOptions struct {
 // events through Enqueue (PodHandler) and start it with Run.
 func NewController(o ControllerOptions) *Controller {
 	return &Controller{
-		client: o.Client, dynamic: o.Dynamic, sidecar: o.Sidecar, pods: o.Pods, clusterID: o.ClusterID,
+		client: o.Client, dynamic: o.Dynamic, sidecar: o.Sidecar, pods: o.Pods, anchor: o.Anchor, clusterID: o.ClusterID,
 		events: o.Events, metrics: o.Metrics, log: o.Log,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "gateways"}),
@@ -106,12 +118,15 @@ func (c *Controller) PodHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }, DeleteFunc: enqueue}
 }
 
-// Run processes the queue until ctx ends.
+// Run processes the queue until ctx ends; every sweepInterval it also
+// queues the gateways it has written objects for, so that a gateway that
+// went while it was not running loses them (sweep).
 func (c *Controller) Run(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
 		c.queue.ShutDown()
 	}()
+	go wait.UntilWithContext(ctx, c.sweep, sweepInterval)
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		for c.processNext(ctx) {
 		}
@@ -177,14 +192,25 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			c.metrics.missing.WithLabelValues(ns, name).Set(float64(missing))
 		}
 	}
-	if len(relayPods) == 0 {
-		// Gone, or opted out: owner references clean up, except the
-		// cluster-scoped ClusterRoleBinding of the DNS responder.
-		return c.removeDNSBinding(ctx, ns, name)
-	}
-	owner, err := c.owner(ctx, ns, name)
+	exists, err := c.gatewayExists(ctx, ns, name)
 	if err != nil {
 		return err
+	}
+	switch {
+	case !exists && len(relayPods) == 0:
+		// The gateway is gone: so are its objects.
+		return c.removeGateway(ctx, ns, name)
+	case len(relayPods) == 0:
+		// No relay pods for now (opted out, or between two pods): the
+		// objects stay for the next one, but the ClusterRoleBinding of
+		// the DNS responder gives rights cluster-wide and goes.
+		return c.removeDNSBinding(ctx, ns, name)
+	case !exists:
+		return fmt.Errorf("no GatewayServer or GatewayClient %s/%s yet: its objects wait for it", ns, name)
+	}
+	owner, err := c.anchor(ctx)
+	if err != nil {
+		return fmt.Errorf("the owner of the gateway's objects: %w", err)
 	}
 	sa := relayPods[0].Spec.ServiceAccountName
 	if sa == "" {
@@ -207,19 +233,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	)
 }
 
-// owner finds the gateway's GatewayServer or GatewayClient.
-func (c *Controller) owner(ctx context.Context, ns, name string) (metav1.OwnerReference, error) {
+// gatewayExists reports whether the gateway's GatewayServer or
+// GatewayClient exists.
+func (c *Controller) gatewayExists(ctx context.Context, ns, name string) (bool, error) {
 	for _, k := range gatewayKinds {
-		o, err := c.dynamic.Resource(k.gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		_, err := c.dynamic.Resource(k.gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return metav1.OwnerReference{}, fmt.Errorf("reading %s %s/%s: %w", k.kind, ns, name, err)
+			return false, fmt.Errorf("reading %s %s/%s: %w", k.kind, ns, name, err)
 		}
-		return metav1.OwnerReference{APIVersion: k.gvr.GroupVersion().String(), Kind: k.kind, Name: name, UID: o.GetUID()}, nil
+		return true, nil
 	}
-	return metav1.OwnerReference{}, fmt.Errorf("no GatewayServer or GatewayClient %s/%s yet: its objects wait for it", ns, name)
+	return false, nil
 }
 
 func (c *Controller) ensureRoleBinding(ctx context.Context, g gateway) error {
@@ -305,10 +332,10 @@ func (c *Controller) ensureNetworkPolicy(ctx context.Context, g gateway) error {
 }
 
 // ensureKeySecret creates the relay's key Secret with a new key when it
-// does not exist (internal/kube/keysecret, as the relay itself would), owned
-// by the gateway so that the key goes with the peering.
+// does not exist (internal/kube/keysecret, as the relay itself would),
+// labelled as the gateway's other objects and owned by the anchor.
 func (c *Controller) ensureKeySecret(ctx context.Context, g gateway, relay string) error {
-	secrets := ownedSecrets{c.client.CoreV1().Secrets(g.namespace), g.owner}
+	secrets := ownedSecrets{c.client.CoreV1().Secrets(g.namespace), g.meta()}
 	ref := config.SecretRef{Name: c.sidecar.KeySecret, Key: config.DefaultSecretKey}
 	_, created, err := keysecret.Load(ctx, secrets, ref, relay)
 	if err != nil {
@@ -320,14 +347,21 @@ func (c *Controller) ensureKeySecret(ctx context.Context, g gateway, relay strin
 	return nil
 }
 
-// ownedSecrets adds the gateway's owner reference to the Secret it creates.
+// ownedSecrets adds the gateway's labels and owner reference to the Secret
+// it creates.
 type ownedSecrets struct {
 	keysecret.Secrets
-	owner metav1.OwnerReference
+	meta metav1.ObjectMeta
 }
 
 func (o ownedSecrets) Create(ctx context.Context, s *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
-	s.OwnerReferences = append(s.OwnerReferences, o.owner)
+	if s.Labels == nil {
+		s.Labels = map[string]string{}
+	}
+	for k, v := range o.meta.Labels {
+		s.Labels[k] = v
+	}
+	s.OwnerReferences = append(s.OwnerReferences, o.meta.OwnerReferences...)
 	return o.Secrets.Create(ctx, s, opts)
 }
 

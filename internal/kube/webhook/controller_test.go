@@ -11,7 +11,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	admv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,6 +48,13 @@ type ctlFixture struct {
 
 const gwUID = "0b0c8c3e-0d4f-4a55-9a55-6f0c8d6b1a02"
 
+// testAnchor is the webhook configuration the fixture's controller owns
+// its objects by.
+var testAnchor = &admv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "liqo-relay-inject", UID: "5d1c6a9e-7f0e-4c7e-8a3b-2f6e1d0c9b8a"}}
+
+// testOwner is the owner reference to testAnchor.
+var testOwner = metav1.OwnerReference{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration", Name: testAnchor.Name, UID: testAnchor.UID}
+
 func newCtlFixture(t *testing.T, withGateway bool, pods ...*corev1.Pod) *ctlFixture {
 	t.Helper()
 	var objs []runtime.Object
@@ -65,9 +74,10 @@ func newCtlFixture(t *testing.T, withGateway bool, pods ...*corev1.Pod) *ctlFixt
 			t.Fatal(err)
 		}
 	}
-	f := &ctlFixture{client: fake.NewClientset(), dyn: dyn, events: &fakeEvents{}, metrics: NewMetrics(prometheus.NewRegistry()), pods: idx}
+	f := &ctlFixture{client: fake.NewClientset(testAnchor.DeepCopy()), dyn: dyn, events: &fakeEvents{}, metrics: NewMetrics(prometheus.NewRegistry()), pods: idx}
 	f.ctl = NewController(ControllerOptions{
 		Client: f.client, Dynamic: dyn, Sidecar: testSidecar(t), Pods: corelisters.NewPodLister(idx),
+		Anchor:    WebhookConfigAnchor(f.client, testAnchor.Name),
 		ClusterID: func(context.Context) (string, error) { return testLocal, nil },
 		Events:    f.events, Metrics: f.metrics, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -138,15 +148,18 @@ func TestControllerCreatesGatewayObjects(t *testing.T) {
 
 // checkGatewayObjects checks what a sync gives gateway testGateway: a
 // RoleBinding, a UDP Service, a NetworkPolicy, a key Secret and the Relay,
-// each named after it and owned by its GatewayServer. It returns the
-// Service.
+// each named after it, labelled with it and owned by the anchor, the
+// webhook configuration. It returns the Service.
 func checkGatewayObjects(ctx context.Context, t *testing.T, f *ctlFixture, name string) *corev1.Service {
 	t.Helper()
-	owner := metav1.OwnerReference{APIVersion: "networking.liqo.io/v1beta1", Kind: "GatewayServer", Name: testGateway, UID: gwUID}
+	owner := testOwner
 	checkOwner := func(kind string, m metav1.Object) {
 		t.Helper()
 		if refs := m.GetOwnerReferences(); len(refs) != 1 || refs[0] != owner {
 			t.Errorf("%s owner references %+v, want %+v", kind, refs, owner)
+		}
+		if l := m.GetLabels(); l["app.kubernetes.io/managed-by"] != ManagedBy || l[GatewayNameLabel] != testGateway {
+			t.Errorf("%s labels %v: want the controller's, for gateway %s", kind, l, testGateway)
 		}
 	}
 	rb, err := f.client.RbacV1().RoleBindings(testNS).Get(ctx, name, metav1.GetOptions{})
@@ -231,5 +244,101 @@ func TestControllerWaitsForGatewayObject(t *testing.T) {
 	}
 	if got := writes(f.client.Actions()); len(got) != 0 {
 		t.Errorf("wrote %v without an owner", got)
+	}
+}
+
+// TestControllerRemovesAGoneGatewaysObjects: while the gateway's
+// GatewayServer exists, a gateway with no pods keeps its objects (a pod
+// between two replicas, say); once it is gone, sync deletes every object
+// it wrote for it, and leaves alone an object of the same name it did not
+// write.
+func TestControllerRemovesAGoneGatewaysObjects(t *testing.T) {
+	ctx := context.Background()
+	f := newCtlFixture(t, true, gatewayPodNamed(t, "gw-a", true))
+	key := testNS + "/" + testGateway
+	if err := f.ctl.sync(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	name := "liqo-relay-" + testGateway
+	checkGatewayObjects(ctx, t, f, name)
+	_ = f.pods.Delete(gatewayPodNamed(t, "gw-a", true))
+	if err := f.ctl.sync(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.CoreV1().Services(testNS).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("no pods, the gateway still there: the Service went: %v", err)
+	}
+	gs := schema.GroupVersionResource{Group: "networking.liqo.io", Version: "v1beta1", Resource: "gatewayservers"}
+	if err := f.dyn.Resource(gs).Namespace(testNS).Delete(ctx, testGateway, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A NetworkPolicy of that name that a person wrote stays.
+	if err := f.client.NetworkingV1().NetworkPolicies(testNS).Delete(ctx, name+"-metrics", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	theirs := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: name + "-metrics", Namespace: testNS}}
+	if _, err := f.client.NetworkingV1().NetworkPolicies(testNS).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ctl.sync(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.RbacV1().RoleBindings(testNS).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		t.Error("the RoleBinding is left")
+	}
+	if _, err := f.client.CoreV1().Services(testNS).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		t.Error("the Service is left")
+	}
+	if _, err := f.client.CoreV1().Secrets(testNS).Get(ctx, DefaultKeySecret, metav1.GetOptions{}); err == nil {
+		t.Error("the key Secret is left")
+	}
+	if l, _ := f.dyn.Resource(relaysGVR).Namespace(testNS).List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
+		t.Errorf("%d Relays left", len(l.Items))
+	}
+	if _, err := f.client.NetworkingV1().NetworkPolicies(testNS).Get(ctx, name+"-metrics", metav1.GetOptions{}); err != nil {
+		t.Errorf("a NetworkPolicy the controller did not write was deleted: %v", err)
+	}
+}
+
+// TestControllerWritesNothingWithoutItsAnchor: with its webhook
+// configuration gone (an uninstall under way), sync fails and writes
+// nothing: an object without its owner would outlive the chart.
+func TestControllerWritesNothingWithoutItsAnchor(t *testing.T) {
+	ctx := context.Background()
+	f := newCtlFixture(t, true, gatewayPodNamed(t, "gw-a", true))
+	if err := f.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, testAnchor.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.client.ClearActions()
+	err := f.ctl.sync(ctx, testNS+"/"+testGateway)
+	if err == nil || !strings.Contains(err.Error(), "MutatingWebhookConfiguration liqo-relay-inject is gone") {
+		t.Fatalf("err %v", err)
+	}
+	if got := writes(f.client.Actions()); len(got) != 0 {
+		t.Errorf("wrote %v without the anchor", got)
+	}
+}
+
+// TestSweepQueuesTheGatewaysWithRelays: the sweep queues the gateway of
+// every Relay the controller made, and no other.
+func TestSweepQueuesTheGatewaysWithRelays(t *testing.T) {
+	ctx := context.Background()
+	f := newCtlFixture(t, true, gatewayPodNamed(t, "gw-a", true))
+	if err := f.ctl.sync(ctx, testNS+"/"+testGateway); err != nil {
+		t.Fatal(err)
+	}
+	theirs := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "relay.liqo-relay.io/v1alpha1", "kind": "Relay",
+		"metadata": map[string]any{"name": "by-hand", "namespace": "other", "labels": map[string]any{GatewayNameLabel: "x"}},
+	}}
+	if _, err := f.dyn.Resource(relaysGVR).Namespace("other").Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.ctl.sweep(ctx)
+	if n := f.ctl.queue.Len(); n != 1 {
+		t.Fatalf("%d keys queued, want 1", n)
+	}
+	if k, _ := f.ctl.queue.Get(); k != testNS+"/"+testGateway {
+		t.Fatalf("queued %q", k)
 	}
 }

@@ -192,12 +192,12 @@ func (s *Sidecar) dnsService(g gateway, zone, clusterIP string) *corev1.Service 
 }
 
 // dnsBinding binds DNSClusterRole (EndpointSlices of every namespace, get
-// namespaces) to the gateway's ServiceAccount. Cluster-scoped, it cannot
-// be owned by the gateway's namespaced objects: the controller deletes it
-// when the gateway has no pods left.
+// namespaces) to the gateway's ServiceAccount. It gives rights
+// cluster-wide, so the controller deletes it as soon as the gateway has no
+// pods left; like the gateway's other objects it is owned by the anchor.
 func (s *Sidecar) dnsBinding(g gateway) *rbacv1.ClusterRoleBinding {
 	m := g.meta()
-	m.Name, m.Namespace, m.OwnerReferences = dnsBindingName(g.namespace, g.name), "", nil
+	m.Name, m.Namespace = dnsBindingName(g.namespace, g.name), ""
 	m.Labels[dnsNamespaceLabel] = g.namespace
 	return &rbacv1.ClusterRoleBinding{
 		ObjectMeta: m,
@@ -270,27 +270,13 @@ func (c *Controller) ensureDNSBinding(ctx context.Context, g gateway) error {
 		}
 		_, err = api.Create(ctx, want, metav1.CreateOptions{})
 		return wrap(err, "creating ClusterRoleBinding", want.ObjectMeta)
-	case !reflect.DeepEqual(have.Subjects, want.Subjects) || !sameLabels(have.Labels, want.Labels):
+	case !reflect.DeepEqual(have.Subjects, want.Subjects) || !sameMeta(have.ObjectMeta, want.ObjectMeta):
 		have.Subjects = want.Subjects
-		if have.Labels == nil {
-			have.Labels = map[string]string{}
-		}
-		for k, v := range want.Labels {
-			have.Labels[k] = v
-		}
+		mergeMeta(&have.ObjectMeta, want.ObjectMeta)
 		_, err = api.Update(ctx, have, metav1.UpdateOptions{})
 		return wrap(err, "updating ClusterRoleBinding", want.ObjectMeta)
 	}
 	return nil
-}
-
-func sameLabels(have, want map[string]string) bool {
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // removeDNS deletes the gateway's DNS Service and ClusterRoleBinding if

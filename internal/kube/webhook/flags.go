@@ -25,7 +25,7 @@ func NewFlagSet(getenv func(string) string) (*flag.FlagSet, *CommandLine) {
 	fs.StringVar(&o.Listen, "listen", ":9443", "HTTPS address of the webhook ("+WebhookPath+")")
 	fs.StringVar(&o.Namespace, "namespace", getenv("POD_NAMESPACE"), "the webhook's own namespace (default $POD_NAMESPACE)")
 	fs.StringVar(&o.Service, "service", "", "the webhook's Service name (the serving certificate's DNS names)")
-	fs.StringVar(&o.WebhookConfig, "webhook-config", "", "the MutatingWebhookConfiguration whose caBundle the webhook writes")
+	fs.StringVar(&o.WebhookConfig, "webhook-config", "", "the webhook's MutatingWebhookConfiguration: it writes its caBundle (unless --cert-manager), and it owns every object the controller writes, which Kubernetes deletes with it")
 	fs.StringVar(&o.CertDir, "cert-dir", "", "directory of the serving certificate (tls.crt, tls.key; ca.crt, ca.key when self-managed)")
 	fs.BoolVar(&o.CertManager, "cert-manager", false, "cert-manager provides tls.crt and tls.key in --cert-dir and the caBundle: do not manage them")
 	fs.StringVar(&o.SidecarFile, "sidecar", "/etc/relay-inject/sidecar.yaml", "the sidecar file")
@@ -50,8 +50,8 @@ func (c *CommandLine) Check(fs *flag.FlagSet) error {
 			missing = append(missing, f.name)
 		}
 	}
-	if o.WebhookConfig == "" && !o.CertManager {
-		missing = append(missing, "--webhook-config (or --cert-manager)")
+	if o.WebhookConfig == "" {
+		missing = append(missing, "--webhook-config")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%s required", strings.Join(missing, ", "))

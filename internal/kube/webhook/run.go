@@ -91,6 +91,7 @@ func Run(ctx context.Context, o Options) error {
 	eb := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
 	ctl := NewController(ControllerOptions{
 		Client: cs, Dynamic: dyn, Sidecar: sc, Pods: inf.pods.Lister(), ClusterID: clusterID,
+		Anchor: WebhookConfigAnchor(cs, o.WebhookConfig),
 		Events: eb.NewRecorder(scheme.Scheme, "liqo-relay-inject"), Metrics: m, Log: log,
 	})
 	if _, err := inf.pods.Informer().AddEventHandler(ctl.PodHandler()); err != nil {

@@ -117,13 +117,20 @@ func (c *Cluster) KubectlErr(args ...string) (string, error) {
 // KubectlIn runs kubectl with stdin.
 func (c *Cluster) KubectlIn(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(c.bin, "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
+	out, err := c.KubectlInErr(stdin, args...)
 	if err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return string(out)
+	return out
+}
+
+// KubectlInErr runs kubectl with stdin and returns its combined output
+// and error.
+func (c *Cluster) KubectlInErr(stdin string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(c.bin, "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // Config returns a client config for the admin user.
