@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/liqo-relay/relay/internal/core/status"
@@ -24,7 +25,9 @@ type Options struct {
 	// restored in each cycle.
 	Warmup, Cut, Restore time.Duration
 	Latencies            Latencies
-	// Health is an optional YAML flow mapping for the relays' `health:`.
+	// Health is an optional YAML flow mapping for the relays' `health:`,
+	// without redundancy: the demo alternates it, every other cut with
+	// redundancy duplicate.
 	Health string
 	Logger *slog.Logger
 }
@@ -55,17 +58,21 @@ func (o Options) withDefaults() Options {
 // Report is what a demo run measured.
 type Report struct {
 	Cuts int
-	// Interruptions holds, per cut, the longest silence the TCP
-	// application saw (its echoes stopped arriving) around that cut.
-	Interruptions []time.Duration
-	Switches      []status.Event // provider-a's path switches for provider-b
-	Sent, Echoed  uint64
+	// Silences holds, per cut, the longest silences the TCP application
+	// saw (its echoes stopped arriving) at that cut and at its failback,
+	// with the redundant sending the cut met.
+	Silences     []CutSilence
+	Switches     []status.Event // provider-a's path switches for provider-b
+	Sent, Echoed uint64
 }
 
 // Run runs the demo until ctx is done or Duration has passed, and tears
 // everything down before it returns.
 func Run(ctx context.Context, o Options) (rep Report, err error) {
 	o = o.withDefaults()
+	if strings.Contains(o.Health, "redundancy") {
+		return rep, fmt.Errorf("demo: Options.Health %q sets redundancy: the demo sets it itself, off and duplicate on alternate cuts", o.Health)
+	}
 	f, err := build(o.Latencies, o.Health, o.Logger)
 	if err != nil {
 		return rep, err
@@ -93,7 +100,7 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 
 	start := time.Now()
 	next := start.Add(o.Warmup)
-	cut := false
+	cut, cuts, mode := false, 0, redundancyFor(1)
 	v.phase = fmt.Sprintf("traffic on the direct path; cutting the direct A-B link in %s", o.Warmup)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -107,12 +114,22 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 				cut = !cut
 				f.cutDirect(cut)
 				if cut {
-					v.cuts = append(v.cuts, now)
+					v.steps = append(v.steps, step{at: now, cut: true, redundancy: mode})
 					next = now.Add(o.Cut)
-					v.phase = fmt.Sprintf("direct A-B link CUT: traffic must move to the consumer path; restoring in %s", o.Cut)
+					v.phase = fmt.Sprintf("direct A-B link CUT (redundancy %s): traffic must move to the consumer path; restoring in %s", mode, o.Cut)
 				} else {
+					v.steps = append(v.steps, step{at: now, redundancy: mode})
+					cuts++
+					// The next cut meets the other redundancy.
+					if m := redundancyFor(cuts + 1); m != mode {
+						if err := f.setRedundancy(ctx, m); err != nil {
+							o.Logger.Error("demo: setting the relays' redundancy", "redundancy", m, "err", err)
+						} else {
+							mode = m
+						}
+					}
 					next = now.Add(o.Restore)
-					v.phase = fmt.Sprintf("direct A-B link restored: failback after it has stayed up a while; cutting again in %s", o.Restore)
+					v.phase = fmt.Sprintf("direct A-B link restored: failback after it has stayed up a while; cutting again in %s, with redundancy %s", o.Restore, mode)
 				}
 				v.announce()
 			}

@@ -139,32 +139,18 @@ func (s *stream) receive() {
 	}
 }
 
+// snapshot returns what the client measured so far. A silence still going
+// on is in Stalled and, as a gap so far, at the end of Gaps.
 func (s *stream) snapshot() streamStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
 	st.Gaps = append([]gap(nil), s.stats.Gaps...)
-	if silence := time.Since(s.last); silence > gapThreshold {
+	if silence := time.Since(s.last); silence > gapThreshold && s.stats.Echoed > 0 {
 		st.Stalled = silence
+		st.Gaps = append(st.Gaps, gap{start: s.last, d: silence - streamInterval})
 	}
 	return st
-}
-
-// interruptions returns, for each cut, the longest silence that began
-// between just before the cut and the next cut (or now): what the
-// application saw of that failover.
-func interruptions(gaps []gap, cuts []time.Time) []time.Duration {
-	out := make([]time.Duration, len(cuts))
-	for i, c := range cuts {
-		from := c.Add(-gapThreshold)
-		for _, g := range gaps {
-			if g.start.Before(from) || (i+1 < len(cuts) && !g.start.Before(cuts[i+1])) {
-				continue
-			}
-			out[i] = max(out[i], g.d)
-		}
-	}
-	return out
 }
 
 func (s *stream) close() {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/liqo-relay/relay/internal/demo/linkem"
@@ -33,6 +34,7 @@ type demoFederation struct {
 	*mesh.Federation
 	direct *mesh.Path
 	echo   *echoServer
+	health string // the relays' health mapping (Options.Health)
 }
 
 // build creates and starts the federation:
@@ -41,7 +43,7 @@ type demoFederation struct {
 //	provider-a ── consumer (AC, then CB) ── provider-b
 //	provider-a ── direct (AC) ── consumer ── direct (CB) ── provider-b
 func build(lat Latencies, health string, log *slog.Logger) (d *demoFederation, err error) {
-	d = &demoFederation{Federation: mesh.New(log)}
+	d = &demoFederation{Federation: mesh.New(log), health: health}
 	defer func() {
 		if err != nil {
 			d.close()
@@ -90,6 +92,29 @@ func build(lat Latencies, health string, log *slog.Logger) (d *demoFederation, e
 
 // cutDirect cuts or restores the direct A-B path in both directions.
 func (d *demoFederation) cutDirect(cut bool) { d.direct.Cut(cut) }
+
+// setRedundancy gives provider-a and provider-b the redundant sending mode
+// (off or duplicate), live, on top of the demo's health settings.
+func (d *demoFederation) setRedundancy(ctx context.Context, mode string) error {
+	for _, name := range []string{"provider-a", "provider-b"} {
+		if err := d.SetHealth(ctx, name, withRedundancy(d.health, mode)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withRedundancy is the health flow mapping health (possibly empty, never
+// with a redundancy of its own: Run refuses one) with redundancy set to
+// mode.
+func withRedundancy(health, mode string) string {
+	inner := strings.TrimSpace(health)
+	inner = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(inner, "{"), "}"))
+	if inner == "" {
+		return "{redundancy: " + mode + "}"
+	}
+	return "{redundancy: " + mode + ", " + inner + "}"
+}
 
 func (d *demoFederation) close() {
 	_ = d.Close()

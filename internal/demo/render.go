@@ -18,7 +18,7 @@ type view struct {
 	f       *demoFederation
 	start   time.Time
 	phase   string
-	cuts    []time.Time
+	steps   []step // the cuts and restores of the direct link, in order
 	stream  *stream
 	seen    map[string]time.Time // per relay: newest event already printed
 	events  []string             // formatted, newest last
@@ -178,18 +178,7 @@ func (v *view) trafficBlock(b *strings.Builder) {
 		flow = v.c(red, fmt.Sprintf("stalled for %s", s.Stalled.Round(time.Millisecond)))
 	}
 	fmt.Fprintf(b, "  %s · echo RTT %s · sent %d · echoed %d\n", flow, s.LastRTT.Round(100*time.Microsecond), s.Sent, s.Echoed)
-	fmt.Fprintf(b, "  longest silence per cut of the direct link: %s\n\n", fmtDurations(interruptions(s.Gaps, v.cuts)))
-}
-
-func fmtDurations(ds []time.Duration) string {
-	if len(ds) == 0 {
-		return "none"
-	}
-	parts := make([]string, 0, len(ds))
-	for _, d := range ds[max(0, len(ds)-6):] {
-		parts = append(parts, d.Round(time.Millisecond).String())
-	}
-	return strings.Join(parts, ", ")
+	fmt.Fprintf(b, "  longest silence per cut of the direct link: %s\n\n", fmtSilences(silences(s.Gaps, v.steps), 3))
 }
 
 // plain prints a summary in plain lines.
@@ -214,7 +203,7 @@ func (v *view) plain(now time.Time) {
 	}
 	if v.stream != nil {
 		s := v.stream.snapshot()
-		fmt.Fprintf(out, "app    %s  tcp echo rtt %s, sent %d, echoed %d, longest silence per cut: %s\n", v.elapsed(now), s.LastRTT.Round(100*time.Microsecond), s.Sent, s.Echoed, fmtDurations(interruptions(s.Gaps, v.cuts)))
+		fmt.Fprintf(out, "app    %s  tcp echo rtt %s, sent %d, echoed %d, longest silence per cut: %s\n", v.elapsed(now), s.LastRTT.Round(100*time.Microsecond), s.Sent, s.Echoed, fmtSilences(silences(s.Gaps, v.steps), 3))
 	}
 }
 
@@ -229,14 +218,20 @@ func (v *view) final() {
 	}
 	rep := v.report()
 	fmt.Fprintf(v.o.Out, "\nsummary: %d cut(s) of the direct link; %d messages sent, %d echoed; longest silence the TCP application saw per cut: %s\n",
-		rep.Cuts, rep.Sent, rep.Echoed, fmtDurations(rep.Interruptions))
+		rep.Cuts, rep.Sent, rep.Echoed, fmtSilences(rep.Silences, len(rep.Silences)))
+	fmt.Fprintf(v.o.Out, "redundancy duplicate sends every packet over both paths: a cut of one loses nothing, at twice the bandwidth; the silence left is the consumer path's extra delay (docs/failover.md)\n")
 }
 
 func (v *view) report() Report {
-	rep := Report{Cuts: len(v.cuts)}
+	var rep Report
+	for _, st := range v.steps {
+		if st.cut {
+			rep.Cuts++
+		}
+	}
 	if v.stream != nil {
 		s := v.stream.snapshot()
-		rep.Interruptions, rep.Sent, rep.Echoed = interruptions(s.Gaps, v.cuts), s.Sent, s.Echoed
+		rep.Silences, rep.Sent, rep.Echoed = silences(s.Gaps, v.steps), s.Sent, s.Echoed
 	}
 	for _, e := range v.status["provider-a"].Events {
 		if e.Peer == "provider-b" {

@@ -302,3 +302,23 @@ func freeUDPPort() (uint16, error) {
 	}
 	return 0, errors.New("no free UDP port below the ephemeral range")
 }
+
+// SetHealth gives relay name the health mapping health (YAML flow, as
+// Relay.Health) and applies its configuration, rendered again, to the
+// running relay through the live-apply path.
+func (f *Federation) SetHealth(ctx context.Context, name, health string) error {
+	r := f.Relay(name)
+	if r == nil || r.Agent == nil {
+		return fmt.Errorf("federation: no running relay %s", name)
+	}
+	r.Health = health
+	r.Config = f.RenderConfig(r)
+	cfg, err := config.Parse([]byte(r.Config))
+	if err != nil {
+		return fmt.Errorf("federation: config of %s: %w", name, err)
+	}
+	if err := r.Agent.Apply(ctx, cfg); err != nil {
+		return fmt.Errorf("federation: applying the config of %s: %w", name, err)
+	}
+	return nil
+}
