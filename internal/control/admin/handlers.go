@@ -35,12 +35,12 @@ type handler struct {
 	log   *slog.Logger
 	token *tokenCheck // nil: no token required
 	now   func() time.Time
-	pings *tokenBucket
+	pings pingLimiter
 }
 
 func newHandler(src Source, reg *prometheus.Registry, log *slog.Logger, opts Options) http.Handler {
 	h := &handler{src: src, log: log, token: newTokenCheck(opts.Token), now: opts.Now,
-		pings: newTokenBucket(pingBurst, pingInterval)}
+		pings: newPingLimiter(pingBurst, pingInterval)}
 	if h.now == nil {
 		h.now = time.Now
 	}

@@ -1,8 +1,9 @@
 package admin
 
 import (
-	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // The /ping rate limit. A ping sends one probe on every path of a peer; an
@@ -14,36 +15,20 @@ const (
 	pingInterval = time.Second // one more ping allowed per interval
 )
 
-// tokenBucket is a rate limiter that takes time as an input. It is safe
-// for concurrent use.
-type tokenBucket struct {
-	burst    float64
-	interval time.Duration
+// pingLimiter is the /ping token bucket; it takes time as an input.
+type pingLimiter struct{ l *rate.Limiter }
 
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time // zero until the first take
+func newPingLimiter(burst int, interval time.Duration) pingLimiter {
+	return pingLimiter{rate.NewLimiter(rate.Every(interval), burst)}
 }
 
-func newTokenBucket(burst int, interval time.Duration) *tokenBucket {
-	return &tokenBucket{burst: float64(burst), interval: interval, tokens: float64(burst)}
-}
-
-// take spends one token at now if there is one. Otherwise it reports how
-// long until there will be.
-func (b *tokenBucket) take(now time.Time) (ok bool, wait time.Duration) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.last.IsZero() && now.After(b.last) {
-		b.tokens += float64(now.Sub(b.last)) / float64(b.interval)
-		b.tokens = min(b.tokens, b.burst)
+// take spends one token at now if there is one. Otherwise it spends
+// nothing and reports how long until there will be.
+func (p pingLimiter) take(now time.Time) (ok bool, wait time.Duration) {
+	r := p.l.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
 	}
-	if b.last.IsZero() || now.After(b.last) {
-		b.last = now
-	}
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	return false, time.Duration((1 - b.tokens) * float64(b.interval))
+	return true, 0
 }

@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-// TestTokenBucket steps the /ping limiter through fake time: a burst, then
-// one per interval, never more than the burst after a long pause, and a
-// clock that goes backwards grants nothing.
-func TestTokenBucket(t *testing.T) {
+// TestPingLimiter steps the /ping limiter through fake time: a burst, then
+// one per interval, never more than the burst after a long pause, a
+// refusal spends nothing, and a clock that goes backwards grants nothing.
+func TestPingLimiter(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	b := newTokenBucket(3, time.Second)
+	b := newPingLimiter(3, time.Second)
 	type step struct {
 		at   time.Duration
 		ok   bool
