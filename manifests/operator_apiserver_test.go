@@ -5,9 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -58,7 +60,9 @@ func TestChartOperatorWithRealAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- operator.Run(ctx, o) }()
-	t.Cleanup(func() { cancel(); <-done })
+	var stopped sync.Once
+	stop := func() { stopped.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
 	// A deadline for a busy machine, not a timing assertion: without a
 	// right, the caches never sync.
 	select {
@@ -72,5 +76,10 @@ func TestChartOperatorWithRealAPIServer(t *testing.T) {
 	lease, err := cs.CoordinationV1().Leases("consumer").Get(ctx, o.LeaseName, metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil {
 		t.Errorf("the chart's Lease %s: %v %+v", o.LeaseName, err, lease)
+	}
+	// Stopped (its pod deleted, as by helm uninstall), it leaves no Lease.
+	stop()
+	if _, err := cs.CoordinationV1().Leases("consumer").Get(context.Background(), o.LeaseName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Lease %s after the operator stopped: %v, want it gone", o.LeaseName, err)
 	}
 }

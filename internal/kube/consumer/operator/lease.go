@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
@@ -45,8 +46,44 @@ func elect(ctx context.Context, wg *sync.WaitGroup, o Options, core kubernetes.I
 	if err != nil {
 		return fmt.Errorf("leader election: %w", err)
 	}
-	wg.Go(func() { le.Run(ctx) }) // returns when ctx is done or the Lease is lost
+	wg.Go(func() {
+		le.Run(ctx) // returns when ctx is done or the Lease is lost
+		if ctx.Err() != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseRemoveTimeout)
+			defer cancel()
+			if err := removeReleasedLease(rctx, core, o.Namespace, o.LeaseName); err != nil {
+				log.Warn("removing the released Lease on the way out", "lease", o.Namespace+"/"+o.LeaseName, "err", err)
+			}
+		}
+	})
 	return nil
+}
+
+// leaseRemoveTimeout bounds the Lease's removal on the way out.
+const leaseRemoveTimeout = 5 * time.Second
+
+// removeReleasedLease deletes the Lease ns/name if no replica holds it
+// (the last leader released it on its way out), and only that version of
+// it: a standby that took it over in between keeps it, and removes it on
+// its own way out. So when every replica stops (helm uninstall), no Lease
+// is left behind.
+func removeReleasedLease(ctx context.Context, core kubernetes.Interface, ns, name string) error {
+	api := core.CoordinationV1().Leases(ns)
+	l, err := api.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "":
+		return nil
+	}
+	rv := l.ResourceVersion
+	err = api.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }
 
 // identity is this replica's name in the Lease: given, or hostname_nanos
