@@ -46,6 +46,9 @@ func (a *Agent) commit(pl *plan) {
 		}
 		a.peers[name] = st
 		a.carryOut(a.eng.Step(now, engine.SetPeer{Spec: st.spec(), Initial: pl.initial}))
+		for _, p := range st.cfg.Paths {
+			a.metrics.PathConfigured(name, p.Name)
+		}
 	}
 	a.cfg = pl.cfg
 	a.gen++

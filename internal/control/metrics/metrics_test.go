@@ -440,3 +440,18 @@ func TestRedundantCumulativeAndRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestPathConfigured: a configured path has a relay_path_up series at 0
+// before it ever comes up, and configuring it again keeps its value.
+func TestPathConfigured(t *testing.T) {
+	m := metrics.New()
+	m.PathConfigured("b", "never-up")
+	m.PathUp("b", "direct", true)
+	m.PathConfigured("b", "direct")
+	gatherCompare(t, m, `
+# HELP relay_path_up 1 if the path to the peer is up (probes answered), else 0.
+# TYPE relay_path_up gauge
+relay_path_up{path="direct",peer="b"} 1
+relay_path_up{path="never-up",peer="b"} 0
+`, "relay_path_up")
+}

@@ -19,6 +19,16 @@ func (m *Metrics) PathUp(peer, path string, up bool) {
 	m.pathUp.WithLabelValues(peer, path).Set(b2f(up))
 }
 
+// PathConfigured gives a configured path its relay_path_up series, at 0
+// until the path comes up, so that a path down since start shows; a series
+// the path already has keeps its value.
+func (m *Metrics) PathConfigured(peer, path string) {
+	if m == nil {
+		return
+	}
+	m.pathUp.WithLabelValues(peer, path)
+}
+
 // PathActive records whether the path carries the peer's traffic.
 func (m *Metrics) PathActive(peer, path string, active bool) {
 	if m == nil {
