@@ -109,7 +109,11 @@ func (e *Engine) peerStaged(peer string, now time.Time) {
 // initiations the moment the key is set, and one that reached a peer
 // after it moved would cross the peer's own.
 func (e *Engine) stepRotation(now time.Time) {
-	if e.rot == nil || now.Before(e.rot.retry) {
+	if e.rot == nil {
+		return
+	}
+	if now.Before(e.rot.retry) {
+		e.rot.wake = e.rot.retry // a proof or a restage inside the retry waits for it
 		return
 	}
 	d := e.rot.rot.Decide(now)
@@ -139,10 +143,14 @@ func (e *Engine) switchFailed(now time.Time) {
 	}
 }
 
-// rotationWake is when our rotation next needs a Tick; zero: it needs none.
+// rotationWake is when our rotation next needs a Tick, never before a
+// retry it waits for; zero: it needs none.
 func (e *Engine) rotationWake() time.Time {
-	if e.rot == nil {
+	if e.rot == nil || e.rot.wake.IsZero() {
 		return time.Time{}
+	}
+	if e.rot.wake.Before(e.rot.retry) {
+		return e.rot.retry
 	}
 	return e.rot.wake
 }

@@ -183,3 +183,33 @@ func TestPeerNoticeStartsOnlyAPeerWithASession(t *testing.T) {
 		t.Fatalf("a handshake for a peer that never came up: %+v", r.Handshakes)
 	}
 }
+
+// TestRotationWaitsForTheRetry: a proof or a restage inside the retry
+// window after a failed switch does not make the engine ask for a Tick
+// before the retry (a busy loop of Ticks at one instant).
+func TestRotationWaitsForTheRetry(t *testing.T) {
+	n := newNet(t, us)
+	n.step(StageKey{Next: key(2), Deadline: time.Second, Peers: []string{"b", "c"}})
+	n.now = n.now.Add(time.Second)
+	if r := n.step(Tick{}); r.SwitchKey == nil {
+		t.Fatal("no switch at the deadline")
+	}
+	n.step(SwitchFailed{})
+	retry := n.now.Add(SwitchRetry)
+	n.now = n.now.Add(100 * time.Millisecond)
+	for _, in := range []Input{PeerStaged{Peer: "b"}, StageKey{Next: key(2), Deadline: time.Second, Peers: []string{"b", "c"}}} {
+		n.step(in)
+		for i := 0; i < 3; i++ {
+			if d := n.e.NextDeadline(); !d.Equal(retry) {
+				t.Fatalf("after %T inside the retry window: next deadline %v, want the retry at %v", in, d.Sub(n.now), retry.Sub(n.now))
+			}
+			if r := n.step(Tick{}); r.SwitchKey != nil {
+				t.Fatalf("asked again before the retry, after %T", in)
+			}
+		}
+	}
+	n.now = retry
+	if r := n.step(Tick{}); r.SwitchKey == nil {
+		t.Fatal("not asked again at the retry")
+	}
+}
