@@ -55,20 +55,24 @@ image: ## build the relay's OCI images without a Docker daemon (bin/image)
 # make image's tarballs, the relay binary for each platform (the one in
 # the image), the packaged chart (build/cmd/chartpack) and SHA256SUMS over them (docs/release.md).
 # Every timestamp is SOURCE_DATE_EPOCH, so twice on one commit it gives the
-# same bytes. A tree with uncommitted changes is refused.
+# same bytes. A tree that differs from its commit (a -dirty version) and a
+# version a chart cannot carry are refused before anything is built; the
+# folder appears only once complete.
 RELEASE_PLATFORMS := linux/amd64 linux/arm64
 space := $(subst ,, )
 comma := ,
 release: ## the release folder: images, binaries, the packaged chart and SHA256SUMS (bin/release/VERSION)
-	@case "$(VERSION)" in *-dirty) echo "release: the tree has uncommitted changes (version $(VERSION)): commit them, or set VERSION" >&2; exit 1;; esac
-	rm -rf $(RELEASE_DIR)/$(VERSION) && mkdir -p $(RELEASE_DIR)/$(VERSION)
-	$(GO) run ./build/cmd/image -out $(RELEASE_DIR)/$(VERSION) -repo $(IMAGE_REPO) -version $(VERSION) \
+	@case "$(VERSION)" in ""|*-dirty) echo "release: the tree differs from its commit, or VERSION is empty (version '$(VERSION)'): commit or remove the changes, or set VERSION" >&2; exit 1;; esac
+	$(GO) run ./build/cmd/chartpack -check -version $(VERSION)
+	rm -rf $(RELEASE_DIR)/.$(VERSION).tmp && mkdir -p $(RELEASE_DIR)/.$(VERSION).tmp
+	$(GO) run ./build/cmd/image -out $(RELEASE_DIR)/.$(VERSION).tmp -repo $(IMAGE_REPO) -version $(VERSION) \
 	  -revision $(REVISION) -source-date-epoch $(SOURCE_DATE_EPOCH) -platforms $(subst $(space),$(comma),$(RELEASE_PLATFORMS))
 	@for p in $(RELEASE_PLATFORMS); do d=$${p%/*}-$${p#*/}; \
-	  mv $(RELEASE_DIR)/$(VERSION)/$$d/relay $(RELEASE_DIR)/$(VERSION)/relay-$$d && rmdir $(RELEASE_DIR)/$(VERSION)/$$d || exit 1; done
-	$(GO) run ./build/cmd/chartpack -chart manifests/chart/liqo-relay -out $(RELEASE_DIR)/$(VERSION) \
+	  mv $(RELEASE_DIR)/.$(VERSION).tmp/$$d/relay $(RELEASE_DIR)/.$(VERSION).tmp/relay-$$d && rmdir $(RELEASE_DIR)/.$(VERSION).tmp/$$d || exit 1; done
+	$(GO) run ./build/cmd/chartpack -chart manifests/chart/liqo-relay -out $(RELEASE_DIR)/.$(VERSION).tmp \
 	  -version $(VERSION) -source-date-epoch $(SOURCE_DATE_EPOCH)
-	cd $(RELEASE_DIR)/$(VERSION) && sha256sum $$(ls | grep -vx SHA256SUMS) > SHA256SUMS
+	cd $(RELEASE_DIR)/.$(VERSION).tmp && sha256sum $$(ls | grep -vx SHA256SUMS) > SHA256SUMS
+	rm -rf $(RELEASE_DIR)/$(VERSION) && mv $(RELEASE_DIR)/.$(VERSION).tmp $(RELEASE_DIR)/$(VERSION)
 
 # deps installs what the tests need. It is idempotent and quiet when all is there.
 deps: ## install the Debian packages and Go modules the tests need

@@ -26,8 +26,16 @@ func run(args []string, stderr io.Writer) int {
 	out := fs.String("out", "bin/release", "directory to write liqo-relay-VERSION.tgz into")
 	version := fs.String("version", "", "the release version (SemVer 2): the chart's version and appVersion")
 	epoch := fs.String("source-date-epoch", os.Getenv("SOURCE_DATE_EPOCH"), "the archive's timestamps, in seconds since 1970 (default $SOURCE_DATE_EPOCH)")
+	check := fs.Bool("check", false, "only check that -version can be a release's version, and write nothing")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *check {
+		if err := release.CheckVersion(*version); err != nil {
+			fmt.Fprintf(stderr, "chartpack: -version: %v\n", err)
+			return 2
+		}
+		return 0
 	}
 	mtime, err := image.EpochTime(*epoch)
 	if err != nil {
