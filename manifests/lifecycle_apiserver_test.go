@@ -89,7 +89,7 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 	c.Kubectl(t, "patch", "mutatingwebhookconfigurations", name, "--type=json", "-p", string(cc))
 	next := nextChart(t)
 	c.Kubectl(t, "apply", "--server-side", "--force-conflicts", "--field-manager=liqo-relay-crds", "-f", filepath.Join(next, "crds"))
-	helmRun("upgrade", "provider", next, "-n", "provider", "--reuse-values")
+	helmRun("upgrade", "provider", next, "-n", "provider", "--reset-then-reuse-values")
 	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/relaypeers.relay.liqo-relay.io")
 	c.KubectlIn(t, peer("provider-c", ", nextRelease: kept"), "apply", "-f", "-")
 	if got := c.Kubectl(t, "-n", glueTenant, "get", "relaypeers.relay.liqo-relay.io", "provider-c", "-o", "jsonpath={.spec.nextRelease}"); got != "kept" {
@@ -100,6 +100,12 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 	}
 	if got := helmRun("list", "-n", "provider", "-o", "json"); !strings.Contains(got, `"chart":"liqo-relay-0.2.0-next"`) {
 		t.Errorf("helm list after the upgrade: %s", got)
+	}
+	// The values set at install stay; a default the next release changed
+	// is the next release's.
+	all := helmRun("get", "values", "provider", "-n", "provider", "--all", "-o", "json")
+	if !strings.Contains(all, `"interval":"45s"`) || !strings.Contains(all, `"clusterID":"`+glueGateway+`"`) {
+		t.Errorf("values after the upgrade: want the new default serviceMonitor.interval 45s and the install's clusterID:\n%s", all)
 	}
 	svc2, err := inj.admin.CoreV1().Services(glueTenant).Get(ctx, obj, metav1.GetOptions{})
 	if err != nil || svc2.UID != svc.UID {
@@ -137,8 +143,8 @@ func managed(t *testing.T, c *k8stest.Cluster, kinds []string) []string {
 }
 
 // nextChart is the chart as the next release would ship it: version
-// 0.2.0-next, and a RelayPeer CRD with one more optional field,
-// spec.nextRelease.
+// 0.2.0-next, a default changed (serviceMonitor.interval 45s), and a
+// RelayPeer CRD with one more optional field, spec.nextRelease.
 func nextChart(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "liqo-relay")
@@ -157,6 +163,17 @@ func nextChart(t *testing.T) string {
 		}
 	}
 	if err := os.WriteFile(chart, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	values := filepath.Join(dir, "values.yaml")
+	vb, err := os.ReadFile(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(vb), "  interval: 30s\n") {
+		t.Fatal("values.yaml has no serviceMonitor interval of 30s to change")
+	}
+	if err := os.WriteFile(values, []byte(strings.Replace(string(vb), "  interval: 30s\n", "  interval: 45s\n", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	crdPath := filepath.Join(dir, "crds", "relay.liqo-relay.io_relaypeers.yaml")

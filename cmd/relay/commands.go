@@ -67,7 +67,7 @@ var commands = []command{
 	{
 		name:    "inject",
 		summary: "Run the webhook that injects the relay sidecar into Liqo gateway pods (docs/inject.md).",
-		usage:   "--namespace NS --service SVC --cert-dir DIR (--webhook-config NAME | --cert-manager) [flags]",
+		usage:   "--namespace NS --service SVC --cert-dir DIR --webhook-config NAME [--cert-manager] [flags]",
 		examples: []string{
 			"relay inject --namespace liqo-relay --service liqo-relay-inject --webhook-config liqo-relay-inject \\\n" +
 				"    --cert-dir /var/run/relay-inject/certs",

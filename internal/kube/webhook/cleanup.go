@@ -55,7 +55,7 @@ func (c *Controller) removeGateway(ctx context.Context, ns, name string) error {
 		l := m.GetLabels()
 		return l["app.kubernetes.io/managed-by"] == ManagedBy && l[GatewayNameLabel] == name
 	}
-	del := func(kind, objName string, get func() (metav1.Object, error), remove func() error) error {
+	del := func(kind, objName string, get func() (metav1.Object, error), remove func(metav1.DeleteOptions) error) error {
 		o, err := get()
 		switch {
 		case apierrors.IsNotFound(err):
@@ -65,21 +65,21 @@ func (c *Controller) removeGateway(ctx context.Context, ns, name string) error {
 		case !mine(o):
 			return nil
 		}
-		return wrap(ignoreNotFound(remove()), "deleting "+kind, metav1.ObjectMeta{Namespace: ns, Name: objName})
+		opts := deleteThis(metav1.ObjectMeta{UID: o.GetUID(), ResourceVersion: o.GetResourceVersion()})
+		return wrap(ignoreGone(remove(opts)), "deleting "+kind, metav1.ObjectMeta{Namespace: ns, Name: objName})
 	}
 	rbs, svcs, nps, secrets := c.client.RbacV1().RoleBindings(ns), c.client.CoreV1().Services(ns),
 		c.client.NetworkingV1().NetworkPolicies(ns), c.client.CoreV1().Secrets(ns)
 	obj, np := objectName(name), shorten(objectName(name)+"-metrics", 63)
-	opts := metav1.DeleteOptions{}
 	errs := []error{
 		del("RoleBinding", obj, func() (metav1.Object, error) { return rbs.Get(ctx, obj, metav1.GetOptions{}) },
-			func() error { return rbs.Delete(ctx, obj, opts) }),
+			func(o metav1.DeleteOptions) error { return rbs.Delete(ctx, obj, o) }),
 		del("Service", obj, func() (metav1.Object, error) { return svcs.Get(ctx, obj, metav1.GetOptions{}) },
-			func() error { return svcs.Delete(ctx, obj, opts) }),
+			func(o metav1.DeleteOptions) error { return svcs.Delete(ctx, obj, o) }),
 		del("NetworkPolicy", np, func() (metav1.Object, error) { return nps.Get(ctx, np, metav1.GetOptions{}) },
-			func() error { return nps.Delete(ctx, np, opts) }),
+			func(o metav1.DeleteOptions) error { return nps.Delete(ctx, np, o) }),
 		del("Secret", c.sidecar.KeySecret, func() (metav1.Object, error) { return secrets.Get(ctx, c.sidecar.KeySecret, metav1.GetOptions{}) },
-			func() error { return secrets.Delete(ctx, c.sidecar.KeySecret, opts) }),
+			func(o metav1.DeleteOptions) error { return secrets.Delete(ctx, c.sidecar.KeySecret, o) }),
 		c.removeDNS(ctx, ns, name),
 		c.removeRelays(ctx, ns, name),
 	}
@@ -100,7 +100,8 @@ func (c *Controller) removeRelays(ctx context.Context, ns, name string) error {
 	}
 	var errs []error
 	for _, r := range list.Items {
-		errs = append(errs, wrap(ignoreNotFound(api.Delete(ctx, r.GetName(), metav1.DeleteOptions{})), "deleting Relay", metav1.ObjectMeta{Namespace: ns, Name: r.GetName()}))
+		opts := deleteThis(metav1.ObjectMeta{UID: r.GetUID(), ResourceVersion: r.GetResourceVersion()})
+		errs = append(errs, wrap(ignoreGone(api.Delete(ctx, r.GetName(), opts)), "deleting Relay", metav1.ObjectMeta{Namespace: ns, Name: r.GetName()}))
 	}
 	return errors.Join(errs...)
 }
@@ -119,4 +120,27 @@ func (c *Controller) sweep(ctx context.Context) {
 			c.queue.Add(r.GetNamespace() + "/" + gw)
 		}
 	}
+}
+
+// deleteThis deletes only the object m was read as: one created again, or
+// changed, since is someone else's to judge (the next sync reads it anew).
+func deleteThis(m metav1.ObjectMeta) metav1.DeleteOptions {
+	uid, rv := m.UID, m.ResourceVersion
+	p := &metav1.Preconditions{}
+	if uid != "" {
+		p.UID = &uid
+	}
+	if rv != "" {
+		p.ResourceVersion = &rv
+	}
+	return metav1.DeleteOptions{Preconditions: p}
+}
+
+// ignoreGone treats an object already deleted, or changed since it was
+// read (a failed precondition), as nothing to delete now.
+func ignoreGone(err error) error {
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -122,11 +123,13 @@ func (c *Controller) PodHandler() cache.ResourceEventHandler {
 // queues the gateways it has written objects for, so that a gateway that
 // went while it was not running loses them (sweep).
 func (c *Controller) Run(ctx context.Context) {
-	go func() {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
 		<-ctx.Done()
 		c.queue.ShutDown()
-	}()
-	go wait.UntilWithContext(ctx, c.sweep, sweepInterval)
+	})
+	wg.Go(func() { wait.UntilWithContext(ctx, c.sweep, sweepInterval) })
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		for c.processNext(ctx) {
 		}
@@ -259,6 +262,8 @@ func (c *Controller) ensureRoleBinding(ctx context.Context, g gateway) error {
 		return wrap(err, "creating RoleBinding", want.ObjectMeta)
 	case err != nil:
 		return wrap(err, "reading RoleBinding", want.ObjectMeta)
+	case notOurs("RoleBinding", have.ObjectMeta) != nil:
+		return notOurs("RoleBinding", have.ObjectMeta)
 	case have.RoleRef != want.RoleRef:
 		// roleRef is immutable: replace the binding.
 		if err := api.Delete(ctx, want.Name, metav1.DeleteOptions{}); err != nil {
@@ -285,6 +290,8 @@ func (c *Controller) ensureService(ctx context.Context, g gateway) error {
 		return wrap(err, "creating Service", want.ObjectMeta)
 	case err != nil:
 		return wrap(err, "reading Service", want.ObjectMeta)
+	case notOurs("Service", have.ObjectMeta) != nil:
+		return notOurs("Service", have.ObjectMeta)
 	}
 	// Compare only what we set: the API server fills in the rest
 	// (clusterIP, nodePort, ...).
@@ -322,6 +329,8 @@ func (c *Controller) ensureNetworkPolicy(ctx context.Context, g gateway) error {
 		return wrap(err, "creating NetworkPolicy", want.ObjectMeta)
 	case err != nil:
 		return wrap(err, "reading NetworkPolicy", want.ObjectMeta)
+	case notOurs("NetworkPolicy", have.ObjectMeta) != nil:
+		return notOurs("NetworkPolicy", have.ObjectMeta)
 	case !reflect.DeepEqual(have.Spec, want.Spec) || !sameMeta(have.ObjectMeta, want.ObjectMeta):
 		have.Spec = want.Spec
 		mergeMeta(&have.ObjectMeta, want.ObjectMeta)
@@ -392,52 +401,4 @@ func (c *Controller) ensureRelay(ctx context.Context, g gateway, relay string) e
 		return nil
 	}
 	return wrap(err, "creating Relay", metav1.ObjectMeta{Namespace: g.namespace, Name: relay})
-}
-
-func sameMeta(have, want metav1.ObjectMeta) bool {
-	for k, v := range want.Labels {
-		if have.Labels[k] != v {
-			return false
-		}
-	}
-	for k, v := range want.Annotations {
-		if have.Annotations[k] != v {
-			return false
-		}
-	}
-	return hasOwner(have.OwnerReferences, want.OwnerReferences[0])
-}
-
-func hasOwner(refs []metav1.OwnerReference, o metav1.OwnerReference) bool {
-	for _, r := range refs {
-		if r.UID == o.UID {
-			return true
-		}
-	}
-	return false
-}
-
-func mergeMeta(have *metav1.ObjectMeta, want metav1.ObjectMeta) {
-	if have.Labels == nil {
-		have.Labels = map[string]string{}
-	}
-	for k, v := range want.Labels {
-		have.Labels[k] = v
-	}
-	if len(want.Annotations) > 0 && have.Annotations == nil {
-		have.Annotations = map[string]string{}
-	}
-	for k, v := range want.Annotations {
-		have.Annotations[k] = v
-	}
-	if !hasOwner(have.OwnerReferences, want.OwnerReferences[0]) {
-		have.OwnerReferences = append(have.OwnerReferences, want.OwnerReferences[0])
-	}
-}
-
-func wrap(err error, what string, m metav1.ObjectMeta) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%s %s/%s: %w", what, m.Namespace, m.Name, err)
 }

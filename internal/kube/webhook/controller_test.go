@@ -14,6 +14,7 @@ import (
 	admv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -340,5 +341,52 @@ func TestSweepQueuesTheGatewaysWithRelays(t *testing.T) {
 	}
 	if k, _ := f.ctl.queue.Get(); k != testNS+"/"+testGateway {
 		t.Fatalf("queued %q", k)
+	}
+}
+
+// TestControllerLeavesAnObjectItDidNotWrite: a Service of the relay's name
+// that the controller did not write (no managed-by label of its own) is
+// neither taken over nor given the anchor as owner, so the chart's
+// uninstall never deletes it; the sync says why it cannot go on.
+func TestControllerLeavesAnObjectItDidNotWrite(t *testing.T) {
+	ctx := context.Background()
+	f := newCtlFixture(t, true, gatewayPodNamed(t, "gw-a", true))
+	name := "liqo-relay-" + testGateway
+	theirs := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: map[string]string{"app": "theirs"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := f.client.CoreV1().Services(testNS).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := f.ctl.sync(ctx, testNS+"/"+testGateway)
+	if err == nil || !strings.Contains(err.Error(), "was not made by liqo-relay-inject") {
+		t.Fatalf("err %v", err)
+	}
+	got, _ := f.client.CoreV1().Services(testNS).Get(ctx, name, metav1.GetOptions{})
+	if len(got.OwnerReferences) != 0 || got.Labels["app.kubernetes.io/managed-by"] != "" || got.Spec.Ports[0].Port != 80 {
+		t.Errorf("someone else's Service changed: %+v %+v", got.ObjectMeta, got.Spec)
+	}
+}
+
+// TestControllerDropsTheGatewayOwner: an object an earlier build wrote,
+// owned by the gateway, ends up owned by the anchor alone; with both, the
+// garbage collector would keep it after the chart is uninstalled.
+func TestControllerDropsTheGatewayOwner(t *testing.T) {
+	ctx := context.Background()
+	f := newCtlFixture(t, true, gatewayPodNamed(t, "gw-a", true))
+	name := "liqo-relay-" + testGateway
+	old := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS,
+		Labels:          map[string]string{"app.kubernetes.io/managed-by": ManagedBy},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "networking.liqo.io/v1beta1", Kind: "GatewayServer", Name: testGateway, UID: gwUID}}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: DefaultRole},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: testGateway, Namespace: testNS}}}
+	if _, err := f.client.RbacV1().RoleBindings(testNS).Create(ctx, old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ctl.sync(ctx, testNS+"/"+testGateway); err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := f.client.RbacV1().RoleBindings(testNS).Get(ctx, name, metav1.GetOptions{})
+	if len(rb.OwnerReferences) != 1 || rb.OwnerReferences[0] != testOwner {
+		t.Errorf("owners %+v, want the anchor alone", rb.OwnerReferences)
 	}
 }

@@ -226,6 +226,8 @@ func (c *Controller) ensureDNSService(ctx context.Context, g gateway, zone strin
 		}
 	case err != nil:
 		return wrap(err, "reading Service", want.ObjectMeta)
+	case notOurs("Service", have.ObjectMeta) != nil:
+		return notOurs("Service", have.ObjectMeta)
 	}
 	// The CoreDNS block needs the ClusterIP the API server gave it.
 	want = c.sidecar.dnsService(g, zone, have.Spec.ClusterIP)
@@ -264,6 +266,8 @@ func (c *Controller) ensureDNSBinding(ctx context.Context, g gateway) error {
 		return wrap(err, "creating ClusterRoleBinding", want.ObjectMeta)
 	case err != nil:
 		return wrap(err, "reading ClusterRoleBinding", want.ObjectMeta)
+	case notOurs("ClusterRoleBinding", have.ObjectMeta) != nil:
+		return notOurs("ClusterRoleBinding", have.ObjectMeta)
 	case have.RoleRef != want.RoleRef:
 		if err := api.Delete(ctx, want.Name, metav1.DeleteOptions{}); err != nil {
 			return wrap(err, "replacing ClusterRoleBinding", want.ObjectMeta)
@@ -287,7 +291,7 @@ func (c *Controller) removeDNS(ctx context.Context, ns, gateway string) error {
 	have, err := svc.Get(ctx, dnsServiceName(gateway), metav1.GetOptions{})
 	switch {
 	case err == nil && have.Labels["app.kubernetes.io/managed-by"] == ManagedBy:
-		errs = append(errs, wrap(ignoreNotFound(svc.Delete(ctx, have.Name, metav1.DeleteOptions{})), "deleting Service", have.ObjectMeta))
+		errs = append(errs, wrap(ignoreGone(svc.Delete(ctx, have.Name, deleteThis(have.ObjectMeta))), "deleting Service", have.ObjectMeta))
 	case err != nil && !apierrors.IsNotFound(err):
 		errs = append(errs, wrap(err, "reading Service", metav1.ObjectMeta{Namespace: ns, Name: dnsServiceName(gateway)}))
 	}
@@ -308,12 +312,5 @@ func (c *Controller) removeDNSBinding(ctx context.Context, ns, gateway string) e
 	case have.Labels["app.kubernetes.io/managed-by"] != ManagedBy:
 		return nil
 	}
-	return wrap(ignoreNotFound(api.Delete(ctx, have.Name, metav1.DeleteOptions{})), "deleting ClusterRoleBinding", have.ObjectMeta)
-}
-
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return wrap(ignoreGone(api.Delete(ctx, have.Name, deleteThis(have.ObjectMeta))), "deleting ClusterRoleBinding", have.ObjectMeta)
 }
