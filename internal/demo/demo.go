@@ -118,16 +118,17 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 					next = now.Add(o.Cut)
 					v.phase = fmt.Sprintf("direct A-B link CUT (redundancy %s): traffic must move to the consumer path; restoring in %s", mode, o.Cut)
 				} else {
-					v.steps = append(v.steps, step{at: now, redundancy: mode})
 					cuts++
-					// The next cut meets the other redundancy.
+					// The next cut meets the other redundancy; the failback
+					// runs under it already.
 					if m := redundancyFor(cuts + 1); m != mode {
-						if err := f.setRedundancy(ctx, m); err != nil {
+						if err := f.setRedundancy(ctx, mode, m); err != nil {
 							o.Logger.Error("demo: setting the relays' redundancy", "redundancy", m, "err", err)
 						} else {
 							mode = m
 						}
 					}
+					v.steps = append(v.steps, step{at: now, redundancy: mode})
 					next = now.Add(o.Restore)
 					v.phase = fmt.Sprintf("direct A-B link restored: failback after it has stayed up a while; cutting again in %s, with redundancy %s", o.Restore, mode)
 				}

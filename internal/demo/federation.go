@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -93,11 +94,19 @@ func build(lat Latencies, health string, log *slog.Logger) (d *demoFederation, e
 // cutDirect cuts or restores the direct A-B path in both directions.
 func (d *demoFederation) cutDirect(cut bool) { d.direct.Cut(cut) }
 
-// setRedundancy gives provider-a and provider-b the redundant sending mode
-// (off or duplicate), live, on top of the demo's health settings.
-func (d *demoFederation) setRedundancy(ctx context.Context, mode string) error {
-	for _, name := range []string{"provider-a", "provider-b"} {
+// setRedundancy moves provider-a and provider-b from the redundant sending
+// mode was to mode (off or duplicate), live, on top of the demo's health
+// settings: both or neither, as a relay that has moved goes back when the
+// other refuses.
+func (d *demoFederation) setRedundancy(ctx context.Context, was, mode string) error {
+	names := []string{"provider-a", "provider-b"}
+	for i, name := range names {
 		if err := d.SetHealth(ctx, name, withRedundancy(d.health, mode)); err != nil {
+			for _, back := range names[:i] {
+				if berr := d.SetHealth(ctx, back, withRedundancy(d.health, was)); berr != nil {
+					err = errors.Join(err, berr)
+				}
+			}
 			return err
 		}
 	}

@@ -7,8 +7,9 @@ import (
 )
 
 // step is a change the demo made to the direct link: a cut, or the
-// restore after it. Redundancy is the relays' redundant sending while the
-// link is cut (the cut's) or from the restore on.
+// restore after it. Redundancy is the relays' redundant sending from the
+// step on: the demo changes it at a restore, for the failback and the next
+// cut.
 type step struct {
 	at         time.Time
 	cut        bool
@@ -18,11 +19,11 @@ type step struct {
 // CutSilence is what the application saw of one cut of the direct link:
 // the longest silence of its echoes that began while the link was cut (the
 // failover), and the longest that began after the restore and before the
-// next cut (the failback). Redundancy is the relays' redundant sending
-// during the cut.
+// next cut (the failback). Redundancy and FailbackRedundancy are the
+// relays' redundant sending during each.
 type CutSilence struct {
-	Redundancy    string
-	Cut, Failback time.Duration
+	Redundancy, FailbackRedundancy string
+	Cut, Failback                  time.Duration
 }
 
 // silences attributes each gap to the one step in which it began. A step's
@@ -40,6 +41,9 @@ func silences(gaps []gap, steps []step) []CutSilence {
 			continue // a restore before any cut: nothing to attribute to
 		}
 		cs := &out[len(out)-1]
+		if !st.cut {
+			cs.FailbackRedundancy = st.redundancy
+		}
 		from := st.at.Add(-gapThreshold)
 		var until time.Time // zero: the last step, open-ended
 		if i+1 < len(steps) {
@@ -60,7 +64,7 @@ func silences(gaps []gap, steps []step) []CutSilence {
 }
 
 // fmtSilences renders the last n cuts' silences, numbered from the first
-// cut: "#3 (redundancy off) 320ms, failback 0s".
+// cut: "#3 (redundancy off) 320ms, failback (redundancy duplicate) 0s".
 func fmtSilences(cs []CutSilence, n int) string {
 	if len(cs) == 0 {
 		return "none yet"
@@ -71,8 +75,10 @@ func fmtSilences(cs []CutSilence, n int) string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "#%d (redundancy %s) %s, failback %s", first+i+1, c.Redundancy,
-			c.Cut.Round(time.Millisecond), c.Failback.Round(time.Millisecond))
+		fmt.Fprintf(&b, "#%d (redundancy %s) %s", first+i+1, c.Redundancy, c.Cut.Round(time.Millisecond))
+		if c.FailbackRedundancy != "" {
+			fmt.Fprintf(&b, ", failback (redundancy %s) %s", c.FailbackRedundancy, c.Failback.Round(time.Millisecond))
+		}
 	}
 	return b.String()
 }

@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -16,9 +15,9 @@ func TestSilencesEachToItsOwnCut(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	steps := []step{
 		{at: at(1000), cut: true, redundancy: "off"},
-		{at: at(9000), redundancy: "off"},
+		{at: at(9000), redundancy: "duplicate"},
 		{at: at(19000), cut: true, redundancy: "duplicate"},
-		{at: at(27000), redundancy: "duplicate"},
+		{at: at(27000), redundancy: "off"},
 		{at: at(37000), cut: true, redundancy: "off"},
 	}
 	gaps := []gap{
@@ -30,8 +29,8 @@ func TestSilencesEachToItsOwnCut(t *testing.T) {
 	}
 	got := silences(gaps, steps)
 	want := []CutSilence{
-		{Redundancy: "off", Cut: 320 * time.Millisecond, Failback: 40 * time.Millisecond},
-		{Redundancy: "duplicate", Cut: 60 * time.Millisecond},
+		{Redundancy: "off", FailbackRedundancy: "duplicate", Cut: 320 * time.Millisecond, Failback: 40 * time.Millisecond},
+		{Redundancy: "duplicate", FailbackRedundancy: "off", Cut: 60 * time.Millisecond},
 		{Redundancy: "off", Cut: 900 * time.Millisecond},
 	}
 	if len(got) != len(want) {
@@ -43,7 +42,7 @@ func TestSilencesEachToItsOwnCut(t *testing.T) {
 		}
 	}
 	s := fmtSilences(got, 2)
-	if !strings.HasPrefix(s, "#2 (redundancy duplicate) 60ms, failback 0s; #3 (redundancy off) 900ms") {
+	if s != "#2 (redundancy duplicate) 60ms, failback (redundancy off) 0s; #3 (redundancy off) 900ms" {
 		t.Errorf("fmtSilences: %q: want the last two, numbered from the first cut", s)
 	}
 }
