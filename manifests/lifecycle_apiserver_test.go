@@ -125,6 +125,9 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 	if err := inj.stop(); err != nil {
 		t.Errorf("relay inject: %v", err)
 	}
+	if out, err := c.KubectlErr("-n", glueTenant, "get", "secret", "relay-key"); err == nil {
+		t.Errorf("the relay's key Secret is left after helm uninstall:\n%s", out)
+	}
 	if left := c.Kubectl(t, "get", "all,rolebindings,clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,serviceaccounts,configmaps,secrets",
 		"-A", "-l", "app.kubernetes.io/instance=provider", "-o", "name"); strings.TrimSpace(left) != "" {
 		t.Errorf("the release's objects left after helm uninstall:\n%s", left)

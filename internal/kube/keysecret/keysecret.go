@@ -26,6 +26,9 @@ type Secrets interface {
 // ManagedByLabel marks the Secrets the relay created.
 const ManagedByLabel = "app.kubernetes.io/managed-by"
 
+// RelayLabel names the relay whose key a Secret holds.
+const RelayLabel = "relay.liqo-relay.io/relay"
+
 // Load returns the private key held in Secret ref, creating the Secret with
 // a new key when it does not exist. created reports that it did. Two relays
 // racing to create it both end with the one that won.
@@ -45,8 +48,8 @@ func Load(ctx context.Context, secrets Secrets, ref config.SecretRef, relay stri
 		ObjectMeta: metav1.ObjectMeta{
 			Name: ref.Name,
 			Labels: map[string]string{
-				ManagedByLabel:              "liqo-relay",
-				"relay.liqo-relay.io/relay": relay,
+				ManagedByLabel: "liqo-relay",
+				RelayLabel:     relay,
 			},
 		},
 		Type: corev1.SecretTypeOpaque,

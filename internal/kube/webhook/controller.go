@@ -352,8 +352,29 @@ func (c *Controller) ensureKeySecret(ctx context.Context, g gateway, relay strin
 	}
 	if created {
 		c.log.Info("created the relay's key Secret", "namespace", g.namespace, "secret", ref.Name, "relay", relay)
+		return nil
 	}
-	return nil
+	return c.adoptKeySecret(ctx, g, ref.Name, relay)
+}
+
+// adoptKeySecret gives the relay's key Secret, when the relay created it
+// itself (it does when it starts before this sync), the controller's
+// labels and the anchor, so that it goes with the gateway and on
+// uninstall like the rest. A Secret of that name the relay did not create
+// (no relay label for this relay) is left alone.
+func (c *Controller) adoptKeySecret(ctx context.Context, g gateway, name, relay string) error {
+	api := c.client.CoreV1().Secrets(g.namespace)
+	have, err := api.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return wrap(err, "reading Secret", metav1.ObjectMeta{Namespace: g.namespace, Name: name})
+	}
+	want := g.meta()
+	if have.Labels[keysecret.RelayLabel] != relay || sameMeta(have.ObjectMeta, want) {
+		return nil
+	}
+	mergeMeta(&have.ObjectMeta, want)
+	_, err = api.Update(ctx, have, metav1.UpdateOptions{})
+	return wrap(err, "adopting the relay's key Secret", have.ObjectMeta)
 }
 
 // ownedSecrets adds the gateway's labels and owner reference to the Secret

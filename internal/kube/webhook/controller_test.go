@@ -390,3 +390,38 @@ func TestControllerDropsTheGatewayOwner(t *testing.T) {
 		t.Errorf("owners %+v, want the anchor alone", rb.OwnerReferences)
 	}
 }
+
+// TestControllerAdoptsTheKeyTheRelayCreated: a key Secret the relay made
+// itself (it starts before the sync) gets the controller's labels and the
+// anchor, so it goes on uninstall; its key stays. A Secret of that name
+// the relay did not make is left alone.
+func TestControllerAdoptsTheKeyTheRelayCreated(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		labels  map[string]string
+		adopted bool
+	}{
+		{"the relay's", map[string]string{"app.kubernetes.io/managed-by": "liqo-relay", "relay.liqo-relay.io/relay": testLocal}, true},
+		{"someone else's", map[string]string{"app": "theirs"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCtlFixture(t, true, gatewayPodNamed(t, "gw-a", true))
+			key := "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="
+			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: DefaultKeySecret, Namespace: testNS, Labels: tc.labels},
+				Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"privateKey": []byte(key)}}
+			if _, err := f.client.CoreV1().Secrets(testNS).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			_ = f.ctl.sync(ctx, testNS+"/"+testGateway)
+			got, err := f.client.CoreV1().Secrets(testNS).Get(ctx, DefaultKeySecret, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			adopted := len(got.OwnerReferences) == 1 && got.OwnerReferences[0] == testOwner && got.Labels["app.kubernetes.io/managed-by"] == ManagedBy
+			if adopted != tc.adopted || string(got.Data["privateKey"]) != key {
+				t.Errorf("adopted %v, want %v; key kept %v: %+v", adopted, tc.adopted, string(got.Data["privateKey"]) == key, got.ObjectMeta)
+			}
+		})
+	}
+}
