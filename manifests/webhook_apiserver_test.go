@@ -149,6 +149,19 @@ spec: {clusterA: provider-a, clusterB: provider-b}
 	if strings.Contains(body, `relay_inject_syncs_total{result="error"}`) || !strings.Contains(body, `relay_inject_syncs_total{result="ok"}`) {
 		t.Errorf("controller syncs:\n%s", grep(body, "relay_inject_syncs_total"))
 	}
+
+	// The peering goes: the controller deletes the gateway's objects with
+	// the chart's rights, through its admission policies.
+	c.Kubectl(t, "-n", glueTenant, "delete", "gatewayservers.networking.liqo.io", glueGateway)
+	c.Kubectl(t, "-n", glueTenant, "delete", "pods", "--all", "--grace-period=0", "--force")
+	k8stest.Eventually(t, "the gone gateway's objects deleted under the chart's RBAC", func() string {
+		out, _ := c.KubectlErr("get", "rolebindings,services,networkpolicies,secrets,relays.relay.liqo-relay.io,clusterrolebindings", "-A",
+			"-l", "app.kubernetes.io/managed-by="+webhook.ManagedBy, "-o", "name")
+		return strings.TrimSpace(out)
+	})
+	if body := scrape(t, metricsURL); strings.Contains(body, `relay_inject_syncs_total{result="error"}`) {
+		t.Errorf("a sync failed while the gateway went (a missing right?):\n%s", grep(body, "relay_inject_syncs_total"))
+	}
 }
 
 func scrape(t *testing.T, url string) string {
